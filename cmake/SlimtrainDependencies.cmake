@@ -1,0 +1,55 @@
+# Every dependency is found here, once, so parts only link imported targets.
+
+find_package(Torch REQUIRED)
+find_package(MPI REQUIRED COMPONENTS C CXX)
+find_package(Boost 1.71 REQUIRED COMPONENTS program_options)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(xxHash REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(Threads REQUIRED)
+
+# Parallel HDF5: FindHDF5 prefers the MPI flavour when HDF5_PREFER_PARALLEL is set.
+set(HDF5_PREFER_PARALLEL TRUE)
+find_package(HDF5 1.10 REQUIRED COMPONENTS C)
+if(NOT HDF5_IS_PARALLEL)
+  message(FATAL_ERROR
+    "slimtrain needs HDF5 built with MPI (parallel HDF5), but found a serial HDF5 at "
+    "'${HDF5_INCLUDE_DIRS}'. On Debian/Ubuntu: apt-get install libhdf5-openmpi-dev. "
+    "On a cluster: load the parallel HDF5 module (e.g. 'module load hdf5/1.10-mpi') or point "
+    "HDF5_ROOT at an MPI build of HDF5.")
+endif()
+if(NOT TARGET slimtrain::hdf5)
+  add_library(slimtrain::hdf5 INTERFACE IMPORTED)
+  target_include_directories(slimtrain::hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
+  target_compile_definitions(slimtrain::hdf5 INTERFACE ${HDF5_C_DEFINITIONS} ${HDF5_DEFINITIONS})
+  target_link_libraries(slimtrain::hdf5 INTERFACE ${HDF5_C_LIBRARIES} MPI::MPI_C)
+endif()
+
+# CUDA + NCCL: optional. AUTO builds the backend when both are found; ON insists.
+string(TOUPPER "${SLIMTRAIN_WITH_NCCL}" _nccl_mode)
+set(SLIMTRAIN_HAVE_NCCL OFF)
+if(NOT _nccl_mode STREQUAL "OFF")
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  find_package(NCCL QUIET)
+  if(CUDAToolkit_FOUND AND NCCL_FOUND)
+    set(SLIMTRAIN_HAVE_NCCL ON)
+    message(STATUS "slimtrain: CUDA ${CUDAToolkit_VERSION} and NCCL ${NCCL_VERSION} found")
+  elseif(_nccl_mode STREQUAL "ON")
+    message(FATAL_ERROR
+      "SLIMTRAIN_WITH_NCCL=ON but CUDA (found: ${CUDAToolkit_FOUND}) or NCCL (found: ${NCCL_FOUND}) "
+      "is missing. Set CUDAToolkit_ROOT and NCCL_ROOT, or configure with -DSLIMTRAIN_WITH_NCCL=OFF.")
+  else()
+    message(STATUS "slimtrain: CUDA/NCCL not found, building the CPU (MPI) backend only")
+  endif()
+endif()
+
+# Open MPI refuses to run as root and to oversubscribe cores unless told: tests say so explicitly.
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
+                ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+set(SLIMTRAIN_MPIEXEC_EXTRA_FLAGS "")
+if(_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  set(SLIMTRAIN_MPIEXEC_EXTRA_FLAGS --oversubscribe)
+endif()

@@ -1,0 +1,61 @@
+#pragma once
+/**
+ * @brief Option parsing shared by every subcommand: Boost.ProgramOptions, an optional INI config
+ * file (--config, the command line wins), --help that lists every option with its default, and
+ * bad values turned into ConfigError naming the option (exit 2).
+ */
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::cli {
+
+namespace po = boost::program_options;
+
+class CommandLine {
+ public:
+  /** @param command e.g. "train"; @param synopsis one usage line; @param about a paragraph for --help */
+  CommandLine(std::string command, std::string synopsis, std::string about);
+
+  /** @brief Add the subcommand's own options here (a group shown under "<command> options"). */
+  po::options_description_easy_init add();
+  po::positional_options_description& positional() { return positional_; }
+  /** @brief Accept --config FILE.ini; keys in the file are option names without dashes. */
+  void enable_config_file();
+  /** @brief Text after the option list in --help (examples, exit codes). */
+  void set_epilog(std::string text) { epilog_ = std::move(text); }
+
+  /** @brief Parses `args`; returns false after printing --help (the caller exits 0). */
+  bool parse(const std::vector<std::string>& args);
+
+  const po::variables_map& values() const { return values_; }
+  bool has(const std::string& name) const { return values_.count(name) > 0 && !values_[name].defaulted(); }
+  template <typename T>
+  T get(const std::string& name) const {
+    return values_[name].as<T>();
+  }
+  std::string help_text() const;
+  const std::string& command() const { return command_; }
+
+ private:
+  std::string command_;
+  std::string synopsis_;
+  std::string about_;
+  std::string epilog_;
+  po::options_description own_;
+  po::options_description common_;
+  po::positional_options_description positional_;
+  po::variables_map values_;
+  bool config_file_ = false;
+};
+
+/** @brief Throws ConfigError "<option>: <value> is outside [lo, hi]" when out of range. */
+template <typename T>
+void require_range(const std::string& option, T value, T lo, T hi) {
+  if (value < lo || value > hi)
+    SLIMTRAIN_THROW(ConfigError, option, ": ", value, " is outside the allowed range [", lo, ", ", hi, "]");
+}
+
+}  // namespace slimtrain::cli

@@ -1,0 +1,85 @@
+#pragma once
+/**
+ * @brief The error hierarchy every part throws, and the exit codes `main` maps them to.
+ *
+ * Each error carries the MPI rank that raised it and the file:line of the throw, so a one-line
+ * message from any rank of a large job still says where it came from.
+ */
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace slimtrain {
+
+/** @brief Process exit codes; documented in README.md. */
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,  ///< runtime failure: I/O, communication, timeout, a bug
+  kExitUsage = 2,    ///< bad option, bad config, bad input file: the user can fix it
+  kExitRequeue = 75, ///< stopped by a signal after a checkpoint; the job script requeues (EX_TEMPFAIL)
+};
+
+/** @brief Rank recorded in errors and log lines; -1 until the runtime knows it. */
+void set_process_rank(int rank);
+int process_rank();
+
+/** @brief Base of all slimtrain errors. what() is the bare message; describe() adds origin. */
+class Error : public std::runtime_error {
+ public:
+  Error(std::string message, const char* file, int line);
+  int rank() const { return rank_; }
+  const char* file() const { return file_; }
+  int line() const { return line_; }
+  virtual ExitCode exit_code() const { return kExitFailure; }
+  virtual const char* kind() const { return "error"; }
+  /** @brief "slimtrain: <kind> on rank R (file.cpp:42): <message>" */
+  std::string describe() const;
+
+ private:
+  int rank_;
+  const char* file_;
+  int line_;
+};
+
+/** @brief A bad option, option value or config file. */
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return kExitUsage; }
+  const char* kind() const override { return "config error"; }
+};
+
+/** @brief A malformed or unreadable input file; the message names file, dataset and problem. */
+class DataError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return kExitUsage; }
+  const char* kind() const override { return "data error"; }
+};
+
+/** @brief A communication failure (MPI, NCCL, CUDA). */
+class CommError : public Error {
+ public:
+  using Error::Error;
+  const char* kind() const override { return "communication error"; }
+};
+
+/** @brief An operation that missed its deadline; names the ranks that had not arrived. */
+class TimeoutError : public CommError {
+ public:
+  TimeoutError(std::string message, std::vector<int> missing_ranks, const char* file, int line);
+  const std::vector<int>& missing_ranks() const { return missing_ranks_; }
+  const char* kind() const override { return "timeout"; }
+
+ private:
+  std::vector<int> missing_ranks_;
+};
+
+}  // namespace slimtrain
+
+/** @brief Throws `Type` with a message built from the streamed arguments and this file:line. */
+#define SLIMTRAIN_THROW(Type, ...) \
+  throw Type(::slimtrain::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+
+#include "slimtrain/core/detail/concat.hpp"

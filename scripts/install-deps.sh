@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages slimtrain builds, tests and benchmarks against.
+# Idempotent: packages already present are skipped, and apt-get update runs at most once.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libboost-program-options-dev libgtest-dev libbenchmark-dev
+  nlohmann-json3-dev libxxhash-dev zlib1g-dev dataset-fashion-mnist
+  python3-torch python3-h5py python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,70 @@
+#include "slimtrain/cli/app.hpp"
+
+#include <exception>
+#include <iostream>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/version.hpp"
+
+namespace slimtrain::cli {
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "usage: slimtrain <command> [options]\n\n"
+         "Data-parallel classifier training on MPI/NCCL clusters that cannot hang: every\n"
+         "collective has a deadline, a late evaluation is skipped on all ranks, a dead rank\n"
+         "ends the job with a diagnosis and a checkpoint to resume.\n\ncommands:\n";
+  for (const Command& c : commands()) {
+    std::string name = c.name;
+    name.resize(10, ' ');
+    out << "  " << name << c.summary << "\n";
+  }
+  out << "\n'slimtrain <command> --help' lists a command's options.\n"
+         "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 75 stopped by a signal\n"
+         "after a checkpoint (requeue).\n";
+}
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"prep", "convert IDX, CSV or NPY data into slimtrain's HDF5 layout", run_prep},
+      {"train", "train a classifier data-parallel (run under mpirun or srun)", run_train},
+      {"eval", "evaluate a checkpoint on a split of an HDF5 file", run_eval},
+      {"inspect", "describe and validate an HDF5 data file or a checkpoint", run_inspect},
+      {"export", "write a checkpoint's weights or embeddings to HDF5", run_export},
+  };
+  return table;
+}
+
+int run_main(int argc, char** argv) {
+  try {
+    if (argc < 2) {
+      print_usage(std::cerr);
+      return kExitUsage;
+    }
+    const std::string first = argv[1];
+    if (first == "--help" || first == "-h" || first == "help") {
+      print_usage(std::cout);
+      return kExitOk;
+    }
+    if (first == "--version") {
+      std::cout << "slimtrain " << kVersion << "\n";
+      return kExitOk;
+    }
+    for (const Command& c : commands()) {
+      if (first == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
+    }
+    std::cerr << "slimtrain: unknown command '" << first << "'\n\n";
+    print_usage(std::cerr);
+    return kExitUsage;
+  } catch (const Error& e) {
+    std::cerr << e.describe() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "slimtrain: error on rank " << process_rank() << ": " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace slimtrain::cli

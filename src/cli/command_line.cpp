@@ -1,0 +1,68 @@
+#include "slimtrain/cli/command_line.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::cli {
+
+CommandLine::CommandLine(std::string command, std::string synopsis, std::string about)
+    : command_(std::move(command)),
+      synopsis_(std::move(synopsis)),
+      about_(std::move(about)),
+      own_(command_ + " options", 100, 50),
+      common_("common options", 100, 50) {
+  common_.add_options()
+      ("help,h", "print this help and exit")
+      ("log-level", po::value<std::string>()->default_value("info"),
+       "debug, info, warn, error or off");
+}
+
+po::options_description_easy_init CommandLine::add() { return own_.add_options(); }
+
+void CommandLine::enable_config_file() {
+  config_file_ = true;
+  common_.add_options()(
+      "config", po::value<std::string>(),
+      "INI file of options (key = value, names without dashes); the command line wins");
+}
+
+std::string CommandLine::help_text() const {
+  std::ostringstream out;
+  out << "usage: " << synopsis_ << "\n\n" << about_ << "\n\n" << own_ << "\n" << common_;
+  if (!epilog_.empty()) out << "\n" << epilog_ << "\n";
+  return out.str();
+}
+
+bool CommandLine::parse(const std::vector<std::string>& args) {
+  po::options_description all;
+  all.add(own_).add(common_);
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional_).run(), values_);
+    if (values_.count("help")) {
+      std::cout << help_text();
+      return false;
+    }
+    if (config_file_ && values_.count("config")) {
+      const std::string path = values_["config"].as<std::string>();
+      std::ifstream file(path);
+      if (!file) SLIMTRAIN_THROW(ConfigError, "--config: cannot open '", path, "'");
+      try {
+        // Stored after the command line, so values given there take precedence.
+        po::store(po::parse_config_file(file, all, /*allow_unregistered=*/false), values_);
+      } catch (const po::error& e) {
+        SLIMTRAIN_THROW(ConfigError, "--config ", path, ": ", e.what());
+      }
+    }
+    po::notify(values_);
+  } catch (const po::error& e) {
+    SLIMTRAIN_THROW(ConfigError, "slimtrain ", command_, ": ", e.what(),
+                    " (see 'slimtrain ", command_, " --help')");
+  }
+  log::set_level(log::parse_level(values_["log-level"].as<std::string>()));
+  return true;
+}
+
+}  // namespace slimtrain::cli

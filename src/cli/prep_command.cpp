@@ -1,0 +1,8 @@
+#include "slimtrain/cli/app.hpp"
+#include "slimtrain/cli/not_built.hpp"
+
+namespace slimtrain::cli {
+
+int run_prep(const std::vector<std::string>& args) { return not_built_yet("prep", "needs the HDF5 data part", args); }
+
+}  // namespace slimtrain::cli

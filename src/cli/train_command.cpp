@@ -1,0 +1,8 @@
+#include "slimtrain/cli/app.hpp"
+#include "slimtrain/cli/not_built.hpp"
+
+namespace slimtrain::cli {
+
+int run_train(const std::vector<std::string>& args) { return not_built_yet("train", "needs the trainer", args); }
+
+}  // namespace slimtrain::cli

@@ -1,0 +1,35 @@
+#include "slimtrain/core/error.hpp"
+
+#include <atomic>
+#include <cstring>
+
+namespace slimtrain {
+namespace {
+std::atomic<int> g_rank{-1};
+
+const char* basename_of(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+}  // namespace
+
+void set_process_rank(int rank) { g_rank.store(rank); }
+int process_rank() { return g_rank.load(); }
+
+Error::Error(std::string message, const char* file, int line)
+    : std::runtime_error(std::move(message)), rank_(process_rank()), file_(file), line_(line) {}
+
+std::string Error::describe() const {
+  std::string out = "slimtrain: ";
+  out += kind();
+  if (rank_ >= 0) out += " on rank " + std::to_string(rank_);
+  out += " (" + std::string(basename_of(file_)) + ":" + std::to_string(line_) + "): ";
+  out += what();
+  return out;
+}
+
+TimeoutError::TimeoutError(std::string message, std::vector<int> missing_ranks, const char* file,
+                           int line)
+    : CommError(std::move(message), file, line), missing_ranks_(std::move(missing_ranks)) {}
+
+}  // namespace slimtrain

@@ -1,0 +1,16 @@
+# Helpers for e2e scripts: sourced, not run. SLIMTRAIN_BIN and MPIEXEC come from CTest.
+set -u
+: "${SLIMTRAIN_BIN:?run through ctest, which sets SLIMTRAIN_BIN}"
+fails=0
+passes=0
+check() {  # check "description" command...
+  local what=$1; shift
+  if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi
+}
+expect_rc() {  # expect_rc CODE command... ; output kept in $out
+  local want=$1; shift
+  out=$("$@" 2>&1); local rc=$?
+  [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }
+}
+contains() { grep -q -- "$1" <<<"$out" || { echo "  output lacks '$1':"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }; }
+finish() { echo "$passes passed, $fails failed"; [ "$fails" -eq 0 ]; }
