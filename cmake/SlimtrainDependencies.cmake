@@ -53,3 +53,13 @@ set(SLIMTRAIN_MPIEXEC_EXTRA_FLAGS "")
 if(_mpiexec_version MATCHES "Open MPI|OpenRTE")
   set(SLIMTRAIN_MPIEXEC_EXTRA_FLAGS --oversubscribe)
 endif()
+
+# LibTorch's umbrella header costs ~20 s per translation unit here; every target that includes
+# it reuses one precompiled header: slimtrain_use_torch(<target>).
+add_library(slimtrain_torch_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/torch_pch.cpp)
+target_link_libraries(slimtrain_torch_pch PUBLIC torch slimtrain_core)
+target_precompile_headers(slimtrain_torch_pch PUBLIC <torch/torch.h>)
+function(slimtrain_use_torch target)
+  target_link_libraries(${target} PUBLIC torch)
+  target_precompile_headers(${target} REUSE_FROM slimtrain_torch_pch)
+endfunction()
