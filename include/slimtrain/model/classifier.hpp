@@ -1,0 +1,91 @@
+#pragma once
+/**
+ * @brief The slim-output classifier interface and the factory for the built-in models.
+ *
+ * A classifier's forward returns logits and, when labels are given, the loss: nothing else.
+ * Hidden states (the [B, T, H] tokens of vit-tiny, the feature maps of cnn-small) exist only
+ * inside forward, so nothing of the model's hidden size can reach an evaluation reduction.
+ * Features leave the model only through the explicit embed() call used by `export --embeddings`.
+ */
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace slimtrain::model {
+
+/** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
+struct ModelSpec {
+  std::string name = "cnn-small";  ///< mlp | cnn-small | vit-tiny
+  /// Sample shape from the data file: {C,H,W} or {H,W} (one channel) for images, {D} for features.
+  std::vector<std::int64_t> input_shape;
+  std::int64_t num_classes = 10;
+  std::vector<std::int64_t> mlp_widths{256, 128};
+  std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
+  double label_smoothing = 0.0;
+
+  /** @brief One line, e.g. "cnn-small input [1,28,28] classes 10". */
+  std::string describe() const;
+  nlohmann::json to_json() const;
+  /** @brief Inverse of to_json(); missing keys keep their defaults, wrong types throw ConfigError.
+   */
+  static ModelSpec from_json(const nlohmann::json& j);
+  /**
+   * @brief Stable 16-digit hex hash of what determines the parameter shapes (name, input shape,
+   * classes and the fields of that model). Training-only settings such as label smoothing are
+   * left out, so a checkpoint can be evaluated with a different smoothing.
+   */
+  std::string fingerprint() const;
+};
+
+/** @brief Slim output: logits, and the loss when labels were given. Nothing else ever leaves
+ * forward. */
+struct Output {
+  torch::Tensor logits;  ///< [B, num_classes]
+  torch::Tensor
+      loss;  ///< scalar mean cross-entropy (with label smoothing); undefined without labels
+};
+
+/** @brief Base of every classifier. */
+class ClassifierImpl : public torch::nn::Module {
+ public:
+  /** @brief x: [B, ...input_shape] float; y: [B] int64 or undefined. */
+  virtual Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) = 0;
+  /** @brief Explicit pre-head features [B, F], for `export --embeddings` only. */
+  virtual torch::Tensor embed(const torch::Tensor& x) = 0;
+  /** @brief Width F of embed()'s output. */
+  virtual std::int64_t embedding_dim() const = 0;
+  const ModelSpec& spec() const { return spec_; }
+
+ protected:
+  explicit ClassifierImpl(ModelSpec spec) : spec_(std::move(spec)) {}
+  /** @brief Logits plus, when y is defined, the smoothed mean cross-entropy. */
+  Output make_output(torch::Tensor logits, const torch::Tensor& y) const;
+  /** @brief x as [B, C, H, W] for image models (accepts [B,H,W] when C == 1); DataError otherwise.
+   */
+  torch::Tensor as_images(const torch::Tensor& x) const;
+
+ private:
+  ModelSpec spec_;
+};
+
+/** @brief Builds the model; ConfigError naming --model for unknown names or unusable shapes. */
+std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec);
+
+/**
+ * @brief The {C,H,W} of an image spec ({H,W} reads as one channel); ConfigError naming --model
+ * and the shape when the input is not an image.
+ */
+std::array<std::int64_t, 3> image_shape(const ModelSpec& spec);
+
+/** @brief Number of scalar parameters (all trainable parameters, recursively). */
+std::int64_t parameter_count(const torch::nn::Module& module);
+
+/** @brief The names make_model accepts, for --help. */
+const std::vector<std::string>& model_names();
+
+}  // namespace slimtrain::model

@@ -1,0 +1,32 @@
+#pragma once
+/** @brief Optimiser construction from options: SGD (momentum, Nesterov) and AdamW. */
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace slimtrain::train {
+
+/** @brief The optimiser options; the trainer fills them from --optimizer, --lr, ... */
+struct OptimConfig {
+  std::string name = "sgd";  ///< sgd | adamw
+  double lr = 0.05, momentum = 0.9, weight_decay = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool nesterov = false;
+};
+
+/**
+ * @brief Builds the optimiser over params. SGD's weight decay is L2 added to the gradient
+ * (PyTorch's SGD); AdamW's is decoupled. ConfigError naming the option (--optimizer, --lr,
+ * --momentum, --weight-decay, --beta1, --beta2, --eps, --nesterov) for a bad value.
+ */
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
+                                                        std::vector<torch::Tensor> params);
+
+/** @brief Sets the learning rate of every parameter group (the schedule calls this each step). */
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+
+/** @brief The learning rate of the first parameter group. */
+double learning_rate(const torch::optim::Optimizer& optimizer);
+
+}  // namespace slimtrain::train

@@ -1,0 +1,158 @@
+#include "slimtrain/model/classifier.hpp"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/model/cnn_small.hpp"
+#include "slimtrain/model/mlp.hpp"
+#include "slimtrain/model/vit_tiny.hpp"
+
+namespace slimtrain::model {
+namespace {
+
+template <typename Sizes>
+std::string format_shape(const Sizes& sizes) {
+  std::ostringstream out;
+  out << '[';
+  bool first = true;
+  for (const auto s : sizes) {
+    out << (first ? "" : ",") << s;
+    first = false;
+  }
+  out << ']';
+  return out.str();
+}
+
+}  // namespace
+
+std::string ModelSpec::describe() const {
+  std::ostringstream out;
+  out << name << " input " << format_shape(input_shape) << " classes " << num_classes;
+  if (name == "mlp") out << " widths " << format_shape(mlp_widths);
+  if (name == "vit-tiny") {
+    out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
+        << vit_heads;
+  }
+  if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
+  return out.str();
+}
+
+nlohmann::json ModelSpec::to_json() const {
+  return {{"name", name},
+          {"input_shape", input_shape},
+          {"num_classes", num_classes},
+          {"mlp_widths", mlp_widths},
+          {"vit_patch", vit_patch},
+          {"vit_dim", vit_dim},
+          {"vit_depth", vit_depth},
+          {"vit_heads", vit_heads},
+          {"label_smoothing", label_smoothing}};
+}
+
+ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
+  ModelSpec spec;
+  try {
+    if (!j.is_object()) SLIMTRAIN_THROW(ConfigError, "model spec: expected a JSON object");
+    spec.name = j.value("name", spec.name);
+    spec.input_shape = j.value("input_shape", spec.input_shape);
+    spec.num_classes = j.value("num_classes", spec.num_classes);
+    spec.mlp_widths = j.value("mlp_widths", spec.mlp_widths);
+    spec.vit_patch = j.value("vit_patch", spec.vit_patch);
+    spec.vit_dim = j.value("vit_dim", spec.vit_dim);
+    spec.vit_depth = j.value("vit_depth", spec.vit_depth);
+    spec.vit_heads = j.value("vit_heads", spec.vit_heads);
+    spec.label_smoothing = j.value("label_smoothing", spec.label_smoothing);
+  } catch (const nlohmann::json::exception& e) {
+    SLIMTRAIN_THROW(ConfigError, "model spec: ", e.what());
+  }
+  return spec;
+}
+
+std::string ModelSpec::fingerprint() const {
+  // Only what shapes the parameters; nlohmann::json sorts keys, so the dump is canonical.
+  nlohmann::json arch = {{"format", "slimtrain-model-1"},
+                         {"name", name},
+                         {"input_shape", input_shape},
+                         {"num_classes", num_classes}};
+  if (name == "mlp") arch["mlp_widths"] = mlp_widths;
+  if (name == "vit-tiny") {
+    arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
+  }
+  const std::string text = arch.dump();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH64(text.data(), text.size(), 0)));
+  return hex;
+}
+
+Output ClassifierImpl::make_output(torch::Tensor logits, const torch::Tensor& y) const {
+  Output out;
+  if (y.defined()) {
+    if (y.dim() != 1 || y.size(0) != logits.size(0)) {
+      SLIMTRAIN_THROW(DataError, "model ", spec_.name, ": labels of shape ",
+                      format_shape(y.sizes()), " do not match a batch of ", logits.size(0));
+    }
+    namespace F = torch::nn::functional;
+    out.loss = F::cross_entropy(
+        logits, y, F::CrossEntropyFuncOptions().label_smoothing(spec_.label_smoothing));
+  }
+  out.logits = std::move(logits);
+  return out;
+}
+
+torch::Tensor ClassifierImpl::as_images(const torch::Tensor& x) const {
+  const auto [c, h, w] = image_shape(spec_);
+  if (x.dim() == 4 && x.size(1) == c && x.size(2) == h && x.size(3) == w) return x;
+  if (x.dim() == 3 && c == 1 && x.size(1) == h && x.size(2) == w) return x.unsqueeze(1);
+  SLIMTRAIN_THROW(DataError, "model ", spec_.name, " expects a batch of shape [B,", c, ",", h, ",",
+                  w, "], got ", format_shape(x.sizes()));
+}
+
+std::array<std::int64_t, 3> image_shape(const ModelSpec& spec) {
+  const auto& s = spec.input_shape;
+  if (s.size() == 3) return {s[0], s[1], s[2]};
+  if (s.size() == 2) return {1, s[0], s[1]};
+  SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, " needs image samples [C,H,W] or [H,W], but ",
+                  "the data has samples of shape ", format_shape(s),
+                  "; use --model mlp for feature vectors");
+}
+
+std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
+  if (spec.input_shape.empty()) {
+    SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": the input shape is empty");
+  }
+  for (const auto d : spec.input_shape) {
+    if (d <= 0) {
+      SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": input shape ",
+                      format_shape(spec.input_shape), " has a non-positive dimension");
+    }
+  }
+  if (spec.num_classes < 2) {
+    SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": needs at least 2 classes, the data has ",
+                    spec.num_classes);
+  }
+  if (!(spec.label_smoothing >= 0.0 && spec.label_smoothing < 1.0)) {
+    SLIMTRAIN_THROW(ConfigError, "--label-smoothing: ", spec.label_smoothing, " is outside [0, 1)");
+  }
+  if (spec.name == "mlp") return std::make_shared<MlpImpl>(spec);
+  if (spec.name == "cnn-small") return std::make_shared<CnnSmallImpl>(spec);
+  if (spec.name == "vit-tiny") return std::make_shared<VitTinyImpl>(spec);
+  SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
+                  "' (choose mlp, cnn-small or vit-tiny)");
+}
+
+std::int64_t parameter_count(const torch::nn::Module& module) {
+  std::int64_t count = 0;
+  for (const auto& p : module.parameters(/*recurse=*/true)) count += p.numel();
+  return count;
+}
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names{"mlp", "cnn-small", "vit-tiny"};
+  return names;
+}
+
+}  // namespace slimtrain::model

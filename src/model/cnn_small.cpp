@@ -1,0 +1,31 @@
+#include "slimtrain/model/cnn_small.hpp"
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::model {
+
+CnnSmallImpl::CnnSmallImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
+  const auto [c, h, w] = image_shape(spec);
+  if (h < 4 || w < 4) {
+    SLIMTRAIN_THROW(ConfigError, "--model cnn-small: images of ", h, "x", w,
+                    " are too small for two 2x2 poolings (need at least 4x4)");
+  }
+  namespace nn = torch::nn;
+  conv1_ = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(c, 32, 3).padding(1)));
+  conv2_ = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)));
+  // Each 2x2 max-pool floors odd sizes, as PyTorch's does, so the peer gets the same shapes.
+  fc1_ = register_module("fc1", nn::Linear(64 * (h / 4) * (w / 4), 128));
+  fc2_ = register_module("fc2", nn::Linear(128, spec.num_classes));
+}
+
+torch::Tensor CnnSmallImpl::embed(const torch::Tensor& x) {
+  auto h = torch::max_pool2d(torch::relu(conv1_->forward(as_images(x))), 2);
+  h = torch::max_pool2d(torch::relu(conv2_->forward(h)), 2);
+  return torch::relu(fc1_->forward(h.flatten(1)));
+}
+
+Output CnnSmallImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
+  return make_output(fc2_->forward(embed(x)), y);
+}
+
+}  // namespace slimtrain::model

@@ -1,0 +1,56 @@
+#include "slimtrain/train/optim.hpp"
+
+#include <cmath>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+void require(bool ok, const char* option, double value, const char* rule) {
+  if (!ok) SLIMTRAIN_THROW(ConfigError, option, ": ", value, " ", rule);
+}
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
+                                                        std::vector<torch::Tensor> params) {
+  require(config.lr > 0 && std::isfinite(config.lr), "--lr", config.lr, "must be positive");
+  require(config.weight_decay >= 0 && std::isfinite(config.weight_decay), "--weight-decay",
+          config.weight_decay, "must be >= 0");
+  if (config.name == "sgd") {
+    require(config.momentum >= 0 && config.momentum < 1, "--momentum", config.momentum,
+            "is outside [0, 1)");
+    if (config.nesterov && config.momentum == 0) {
+      SLIMTRAIN_THROW(ConfigError, "--nesterov needs --momentum > 0");
+    }
+    auto options = torch::optim::SGDOptions(config.lr)
+                       .momentum(config.momentum)
+                       .weight_decay(config.weight_decay)
+                       .nesterov(config.nesterov);
+    return std::make_unique<torch::optim::SGD>(std::move(params), options);
+  }
+  if (config.name == "adamw") {
+    require(config.beta1 >= 0 && config.beta1 < 1, "--beta1", config.beta1, "is outside [0, 1)");
+    require(config.beta2 >= 0 && config.beta2 < 1, "--beta2", config.beta2, "is outside [0, 1)");
+    require(config.eps > 0, "--eps", config.eps, "must be positive");
+    if (config.nesterov) SLIMTRAIN_THROW(ConfigError, "--nesterov applies to --optimizer sgd only");
+    auto options = torch::optim::AdamWOptions(config.lr)
+                       .betas({config.beta1, config.beta2})
+                       .eps(config.eps)
+                       .weight_decay(config.weight_decay);
+    return std::make_unique<torch::optim::AdamW>(std::move(params), options);
+  }
+  SLIMTRAIN_THROW(ConfigError, "--optimizer: unknown optimizer '", config.name,
+                  "' (choose sgd or adamw)");
+}
+
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+double learning_rate(const torch::optim::Optimizer& optimizer) {
+  return optimizer.param_groups().front().options().get_lr();
+}
+
+}  // namespace slimtrain::train
