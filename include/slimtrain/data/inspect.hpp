@@ -1,0 +1,21 @@
+#pragma once
+/** @brief The report of `slimtrain inspect FILE.h5`, and the deep check behind --validate. */
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "slimtrain/data/dataset_info.hpp"
+
+namespace slimtrain::data {
+
+/** @brief Counts of each label in /<split>/y; DataError naming the row of a label out of range. */
+std::vector<std::int64_t> label_histogram(const DatasetInfo& info, const std::string& split);
+
+/**
+ * @brief Prints splits, shapes, dtypes, chunking, classes, label histograms and mean/std. With
+ * `validate`, also scans float features for NaN/Inf. Throws DataError on the first problem.
+ */
+void inspect_dataset(const std::string& path, bool validate, std::ostream& out);
+
+}  // namespace slimtrain::data

@@ -1,0 +1,170 @@
+#include "slimtrain/data/dataset_info.hpp"
+
+#include <cmath>
+#include <mutex>
+
+#include "slimtrain/core/check_hdf5.hpp"
+#include "slimtrain/data/hdf5_attributes.hpp"
+#include "slimtrain/data/hdf5_file.hpp"
+
+namespace slimtrain::data {
+namespace {
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& where) {
+  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
+  const int rank = SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_ndims(space), where);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_dims(space, dims.data(), nullptr), where);
+  return dims;
+}
+
+}  // namespace
+
+std::int64_t channels_of(const std::vector<std::int64_t>& sample_shape) {
+  if (sample_shape.size() == 2) return 1;
+  return sample_shape.empty() ? 1 : sample_shape[0];
+}
+
+std::vector<std::int64_t> DatasetInfo::input_shape() const {
+  if (sample_shape.size() == 2) return {1, sample_shape[0], sample_shape[1]};
+  return sample_shape;
+}
+
+bool DatasetInfo::has_split(const std::string& name) const {
+  for (const SplitInfo& s : splits)
+    if (s.name == name) return true;
+  return false;
+}
+
+const SplitInfo& DatasetInfo::split(const std::string& name) const {
+  for (const SplitInfo& s : splits)
+    if (s.name == name) return s;
+  SLIMTRAIN_THROW(DataError, path, ": has no split '", name, "'");
+}
+
+std::int64_t DatasetInfo::split_size(const std::string& name) const {
+  return split(name).size;
+}
+
+std::int64_t DatasetInfo::channels() const {
+  return channels_of(sample_shape);
+}
+
+std::int64_t DatasetInfo::sample_elements() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : sample_shape) n *= d;
+  return n;
+}
+
+DatasetInfo read_dataset_info(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Hid file = open_hdf5_read_only(path);
+  DatasetInfo info;
+  info.path = path;
+  const std::string root = path + ": /";
+  const std::vector<std::string> format = read_string_attribute(file, "format", root);
+  if (format.size() != 1 || format[0] != kFormatName) {
+    SLIMTRAIN_THROW(DataError, root, ": attribute 'format' is '", format.empty() ? "" : format[0],
+                    "', expected '", kFormatName, "'");
+  }
+  const std::int64_t version = read_int_attribute(file, "format_version", root);
+  if (version != kFormatVersion) {
+    SLIMTRAIN_THROW(DataError, root, ": format_version ", version,
+                    " is not supported (this build reads ", kFormatVersion, ")");
+  }
+  info.num_classes = read_int_attribute(file, "num_classes", root);
+  if (info.num_classes < 1)
+    SLIMTRAIN_THROW(DataError, root, ": num_classes ", info.num_classes, " must be >= 1");
+  if (has_attribute(file, "class_names")) {
+    info.class_names = read_string_attribute(file, "class_names", root);
+    if (static_cast<std::int64_t>(info.class_names.size()) != info.num_classes) {
+      SLIMTRAIN_THROW(DataError, root, ": class_names has ", info.class_names.size(),
+                      " entries but num_classes is ", info.num_classes);
+    }
+  } else {
+    for (std::int64_t c = 0; c < info.num_classes; ++c)
+      info.class_names.push_back(std::to_string(c));
+  }
+
+  for (const char* name : {"train", "val", "test"}) {
+    const std::string split = name;
+    if (H5Lexists(file, split.c_str(), H5P_DEFAULT) <= 0) {
+      if (split == "train") SLIMTRAIN_THROW(DataError, path, ": missing group /train");
+      continue;
+    }
+    const std::string x_name = "/" + split + "/x", y_name = "/" + split + "/y";
+    const std::string x_where = path + ": " + x_name, y_where = path + ": " + y_name;
+    Hid x = open_dataset(file, path, x_name);
+    Hid y = open_dataset(file, path, y_name);
+    const std::vector<hsize_t> x_dims = dataset_dims(x, x_where);
+    const std::vector<hsize_t> y_dims = dataset_dims(y, y_where);
+    if (x_dims.size() < 2 || x_dims.size() > 4) {
+      SLIMTRAIN_THROW(DataError, x_where, ": shape ", shape_text(x_dims),
+                      " must be [N, D], [N, H, W] or [N, C, H, W]");
+    }
+    if (y_dims.size() != 1 || y_dims[0] != x_dims[0]) {
+      SLIMTRAIN_THROW(DataError, y_where, ": shape ", shape_text(y_dims),
+                      " must be [N] with N = ", x_dims[0], " as in ", x_name);
+    }
+    std::vector<std::int64_t> shape(x_dims.begin() + 1, x_dims.end());
+    for (std::int64_t d : shape)
+      if (d < 1)
+        SLIMTRAIN_THROW(DataError, x_where, ": shape ", shape_text(x_dims),
+                        " has an empty sample dimension");
+    if (info.splits.empty()) {
+      info.sample_shape = shape;
+    } else if (shape != info.sample_shape) {
+      SLIMTRAIN_THROW(DataError, x_where, ": sample shape differs from /train/x");
+    }
+    SplitInfo s;
+    s.name = split;
+    s.size = static_cast<std::int64_t>(x_dims[0]);
+    Hid x_type(SLIMTRAIN_CHECK_HDF5(H5Dget_type(x), x_where));
+    const H5T_class_t x_class = H5Tget_class(x_type);
+    const std::size_t x_size = H5Tget_size(x_type);
+    if (x_class == H5T_INTEGER && x_size == 1 && H5Tget_sign(x_type) == H5T_SGN_NONE) {
+      s.x_type = ElementType::kUint8;
+    } else if (x_class == H5T_FLOAT && x_size == 4) {
+      s.x_type = ElementType::kFloat32;
+    } else {
+      SLIMTRAIN_THROW(DataError, x_where, ": dtype must be uint8 or float32");
+    }
+    Hid y_type(SLIMTRAIN_CHECK_HDF5(H5Dget_type(y), y_where));
+    if (H5Tget_class(y_type) != H5T_INTEGER)
+      SLIMTRAIN_THROW(DataError, y_where, ": labels must be integers");
+    Hid plist(SLIMTRAIN_CHECK_HDF5(H5Dget_create_plist(x), x_where));
+    if (H5Pget_layout(plist) == H5D_CHUNKED) {
+      std::vector<hsize_t> chunk(x_dims.size());
+      H5Pget_chunk(plist, static_cast<int>(chunk.size()), chunk.data());
+      s.chunk_rows = static_cast<std::int64_t>(chunk[0]);
+      s.compressed = H5Pget_nfilters(plist) > 0;
+    }
+    const std::vector<float> mean = read_float_attribute(x, "mean", x_where);
+    const std::vector<float> std = read_float_attribute(x, "std", x_where);
+    const auto channels = static_cast<std::size_t>(channels_of(shape));
+    if (mean.size() != channels || std.size() != channels) {
+      SLIMTRAIN_THROW(DataError, x_where, ": mean/std have ", mean.size(), "/", std.size(),
+                      " values, expected ", channels, " (one per channel or feature)");
+    }
+    for (std::size_t c = 0; c < channels; ++c) {
+      if (!std::isfinite(mean[c]) || !std::isfinite(std[c]) || std[c] < 0) {
+        SLIMTRAIN_THROW(DataError, x_where, ": mean/std of channel ", c,
+                        " are not finite or std < 0");
+      }
+    }
+    if (split == "train") {
+      info.mean = mean;
+      info.std = std;
+    }
+    info.splits.push_back(s);
+  }
+  return info;
+}
+
+}  // namespace slimtrain::data

@@ -1,0 +1,307 @@
+#include "slimtrain/data/prep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "slimtrain/core/check_hdf5.hpp"
+#include "slimtrain/core/check_mpi.hpp"
+#include "slimtrain/data/agreement.hpp"
+#include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/hdf5_attributes.hpp"
+#include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/hdf5_handle.hpp"
+#include "slimtrain/data/shard.hpp"
+
+namespace slimtrain::data {
+namespace {
+
+// One output split: which source rows it holds, and this rank's converted slice of them.
+struct SplitBuffer {
+  std::string name;
+  const RecordSource* source = nullptr;
+  std::vector<std::int64_t> rows;  // source indices, in output order
+  Range mine{0, 0};
+  std::vector<std::uint8_t> x;
+  std::vector<std::int64_t> y;
+};
+
+void convert(SplitBuffer& split) {
+  const RecordSource& source = *split.source;
+  const std::size_t sample_bytes =
+      static_cast<std::size_t>(source.sample_elements()) * element_size(source.element_type());
+  const std::int64_t count = split.mine.end - split.mine.begin;
+  split.x.resize(static_cast<std::size_t>(count) * sample_bytes);
+  split.y.resize(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) {
+    split.y[static_cast<std::size_t>(i)] =
+        source.read(split.rows[static_cast<std::size_t>(split.mine.begin + i)],
+                    split.x.data() + static_cast<std::size_t>(i) * sample_bytes);
+  }
+}
+
+// Per-channel sums over this rank's train slice: [sum_0..sum_C-1, sumsq_0..sumsq_C-1].
+std::vector<double> channel_sums(const SplitBuffer& split, std::int64_t channels) {
+  const RecordSource& source = *split.source;
+  const std::int64_t elements = source.sample_elements();
+  const std::int64_t inner = elements / channels;
+  const std::size_t count = split.y.size();
+  std::vector<double> sums(static_cast<std::size_t>(2 * channels), 0.0);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    if (source.element_type() == ElementType::kUint8) {
+      std::uint64_t s = 0, q = 0;  // exact for uint8
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint8_t* p = split.x.data() + i * elements + c * inner;
+        for (std::int64_t k = 0; k < inner; ++k) {
+          s += p[k];
+          q += std::uint32_t(p[k]) * p[k];
+        }
+      }
+      sums[c] = static_cast<double>(s);
+      sums[channels + c] = static_cast<double>(q);
+    } else {
+      double s = 0, q = 0;
+      const float* base = reinterpret_cast<const float*>(split.x.data());
+      for (std::size_t i = 0; i < count; ++i) {
+        const float* p = base + i * elements + c * inner;
+        for (std::int64_t k = 0; k < inner; ++k) {
+          s += p[k];
+          q += double(p[k]) * p[k];
+        }
+      }
+      sums[c] = s;
+      sums[channels + c] = q;
+    }
+  }
+  return sums;
+}
+
+void check_labels(const SplitBuffer& split, std::int64_t num_classes) {
+  for (std::size_t i = 0; i < split.y.size(); ++i) {
+    if (split.y[i] >= num_classes) {
+      SLIMTRAIN_THROW(DataError, split.source->describe(), ": record ",
+                      split.rows[static_cast<std::size_t>(split.mine.begin) + i], " has label ",
+                      split.y[i], ", outside [0, ", num_classes, ") (--num-classes)");
+    }
+  }
+}
+
+void write_split(hid_t file, const SplitBuffer& split, const PrepOptions& options,
+                 const std::vector<float>& mean, const std::vector<float>& std, bool parallel,
+                 const std::string& where) {
+  const RecordSource& source = *split.source;
+  const ElementType type = source.element_type();
+  const std::vector<std::int64_t>& shape = source.sample_shape();
+  const auto n = static_cast<hsize_t>(split.rows.size());
+  const std::size_t sample_bytes =
+      static_cast<std::size_t>(source.sample_elements()) * element_size(type);
+
+  Hid group(SLIMTRAIN_CHECK_HDF5(
+      H5Gcreate2(file, split.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
+  Hid transfer(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_DATASET_XFER), where));
+  if (parallel) SLIMTRAIN_CHECK_HDF5(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE), where);
+
+  auto create = [&](const char* name, hid_t file_type, std::vector<hsize_t> dims,
+                    std::size_t row_bytes) {
+    Hid space(SLIMTRAIN_CHECK_HDF5(
+        H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), where));
+    Hid plist(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_DATASET_CREATE), where));
+    std::vector<hsize_t> chunk = dims;
+    chunk[0] = std::clamp<hsize_t>(options.chunk_bytes / std::max<std::size_t>(row_bytes, 1), 1, n);
+    SLIMTRAIN_CHECK_HDF5(H5Pset_chunk(plist, static_cast<int>(chunk.size()), chunk.data()), where);
+    SLIMTRAIN_CHECK_HDF5(H5Pset_fill_time(plist, H5D_FILL_TIME_NEVER), where);
+    if (options.compress > 0) {
+      SLIMTRAIN_CHECK_HDF5(H5Pset_shuffle(plist), where);
+      SLIMTRAIN_CHECK_HDF5(H5Pset_deflate(plist, static_cast<unsigned>(options.compress)), where);
+    }
+    return Hid(SLIMTRAIN_CHECK_HDF5(
+        H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, plist, H5P_DEFAULT),
+        where + "/" + split.name + "/" + name));
+  };
+  auto write_rows = [&](hid_t dataset, hid_t memory_type, const void* data) {
+    Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
+    const int rank = H5Sget_simple_extent_ndims(file_space);
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
+    std::vector<hsize_t> start(dims.size(), 0);
+    start[0] = static_cast<hsize_t>(split.mine.begin);
+    dims[0] = static_cast<hsize_t>(split.mine.end - split.mine.begin);
+    Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where));
+    if (dims[0] == 0) {
+      H5Sselect_none(file_space);
+      H5Sselect_none(memory_space);
+    } else {
+      SLIMTRAIN_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr,
+                                               dims.data(), nullptr),
+                           where);
+    }
+    SLIMTRAIN_CHECK_HDF5(H5Dwrite(dataset, memory_type, memory_space, file_space, transfer, data),
+                         where + "/" + split.name);
+  };
+
+  std::vector<hsize_t> x_dims{n};
+  for (std::int64_t d : shape) x_dims.push_back(static_cast<hsize_t>(d));
+  const bool u8 = type == ElementType::kUint8;
+  Hid x = create("x", u8 ? H5T_STD_U8LE : H5T_IEEE_F32LE, x_dims, sample_bytes);
+  write_rows(x, u8 ? H5T_NATIVE_UINT8 : H5T_NATIVE_FLOAT, split.x.data());
+  write_float_attribute(x, "mean", mean);
+  write_float_attribute(x, "std", std);
+  Hid y = create("y", H5T_STD_I64LE, {n}, sizeof(std::int64_t));
+  write_rows(y, H5T_NATIVE_INT64, split.y.data());
+}
+
+}  // namespace
+
+PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const RecordSource* test,
+                           const PrepOptions& options) {
+  int rank = 0, size = 1;
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_size(comm, &size));
+  namespace fs = std::filesystem;
+  const fs::path output = options.output;
+
+  on_all_ranks(comm, [&] {
+    if (rank != 0) return;
+    if (fs::exists(output) && !options.force) {
+      SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " exists; pass --force to replace it");
+    }
+    if (fs::is_directory(output))
+      SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " is a directory");
+  });
+  if (test && test->sample_shape() != train.sample_shape()) {
+    SLIMTRAIN_THROW(DataError, test->describe(), ": sample shape differs from ", train.describe());
+  }
+  if (test && test->element_type() != train.element_type()) {
+    SLIMTRAIN_THROW(DataError, test->describe(), ": element type differs from ", train.describe());
+  }
+  if (train.size() == 0) SLIMTRAIN_THROW(DataError, train.describe(), ": no training samples");
+  if (train.sample_shape().size() > 3) {
+    SLIMTRAIN_THROW(DataError, train.describe(), ": samples have ", train.sample_shape().size(),
+                    " dimensions; at most 3 ([C, H, W]) are supported");
+  }
+
+  std::vector<SplitBuffer> splits;
+  {
+    SplitBuffer t{"train", &train, {}, {}, {}, {}};
+    SplitBuffer v{"val", &train, {}, {}, {}, {}};
+    const std::int64_t n = train.size();
+    const auto n_val = static_cast<std::int64_t>(std::llround(options.val_fraction * double(n)));
+    if (n_val >= n)
+      SLIMTRAIN_THROW(ConfigError, "--val-fraction: ", options.val_fraction,
+                      " leaves no training samples");
+    if (n_val > 0) {
+      std::vector<std::int64_t> order = permutation(n, options.seed, 0);
+      v.rows.assign(order.begin(), order.begin() + n_val);
+      t.rows.assign(order.begin() + n_val, order.end());
+      std::sort(v.rows.begin(), v.rows.end());  // stored in source order: easy to compare
+      std::sort(t.rows.begin(), t.rows.end());
+    } else {
+      t.rows.resize(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) t.rows[static_cast<std::size_t>(i)] = i;
+    }
+    splits.push_back(std::move(t));
+    if (n_val > 0) splits.push_back(std::move(v));
+    if (test) {
+      if (test->size() == 0) SLIMTRAIN_THROW(DataError, test->describe(), ": no test samples");
+      SplitBuffer s{"test", test, {}, {}, {}, {}};
+      s.rows.resize(static_cast<std::size_t>(test->size()));
+      for (std::int64_t i = 0; i < test->size(); ++i) s.rows[static_cast<std::size_t>(i)] = i;
+      splits.push_back(std::move(s));
+    }
+  }
+  for (SplitBuffer& s : splits)
+    s.mine = eval_share(static_cast<std::int64_t>(s.rows.size()), rank, size);
+
+  std::int64_t local_max = -1;
+  on_all_ranks(comm, [&] {
+    for (SplitBuffer& s : splits) {
+      convert(s);
+      for (std::int64_t label : s.y) local_max = std::max(local_max, label);
+    }
+  });
+  std::int64_t max_label = -1;
+  SLIMTRAIN_CHECK_MPI(MPI_Allreduce(&local_max, &max_label, 1, MPI_INT64_T, MPI_MAX, comm));
+
+  PrepResult result;
+  result.num_classes = options.num_classes > 0 ? options.num_classes
+                       : !options.class_names.empty()
+                           ? static_cast<std::int64_t>(options.class_names.size())
+                           : max_label + 1;
+  if (!options.class_names.empty() &&
+      static_cast<std::int64_t>(options.class_names.size()) != result.num_classes) {
+    SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
+                    " names given but there are ", result.num_classes, " classes");
+  }
+  on_all_ranks(comm, [&] {
+    for (const SplitBuffer& s : splits) check_labels(s, result.num_classes);
+  });
+  std::vector<std::string> class_names = options.class_names;
+  for (std::int64_t c = static_cast<std::int64_t>(class_names.size()); c < result.num_classes; ++c)
+    class_names.push_back(std::to_string(c));
+
+  const std::int64_t channels = channels_of(train.sample_shape());
+  std::vector<double> sums = channel_sums(splits[0], channels);
+  SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()),
+                                    MPI_DOUBLE, MPI_SUM, comm));
+  const double per_channel =
+      double(splits[0].rows.size()) * double(train.sample_elements() / channels);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const double mean = sums[c] / per_channel;
+    const double var = std::max(0.0, sums[channels + c] / per_channel - mean * mean);
+    result.mean.push_back(static_cast<float>(mean));
+    result.std.push_back(static_cast<float>(std::sqrt(var)));
+  }
+  for (const SplitBuffer& s : splits) {
+    const auto n = static_cast<std::int64_t>(s.rows.size());
+    (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = n;
+  }
+
+  // Same temporary name on every rank: rank 0 picks it (its pid keeps concurrent runs apart).
+  const fs::path dir = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  long long pid = static_cast<long long>(getpid());
+  SLIMTRAIN_CHECK_MPI(MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm));
+  const std::string temp =
+      (dir / ("." + output.filename().string() + ".tmp-" + std::to_string(pid))).string();
+  const bool parallel = size > 1;
+  std::exception_ptr failure;
+  try {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    silence_hdf5_errors();
+    Hid access(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_FILE_ACCESS), temp));
+    if (parallel) SLIMTRAIN_CHECK_HDF5(H5Pset_fapl_mpio(access, comm, MPI_INFO_NULL), temp);
+    Hid file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access));
+    if (!file.valid())
+      SLIMTRAIN_THROW(DataError, options.output, ": cannot create ", temp, ": ",
+                      detail::hdf5_error_string());
+    write_string_attribute(file, "format", {kFormatName}, true);
+    write_int_attribute(file, "format_version", kFormatVersion);
+    write_int_attribute(file, "num_classes", result.num_classes);
+    write_string_attribute(file, "class_names", class_names, false);
+    for (const SplitBuffer& s : splits)
+      write_split(file, s, options, result.mean, result.std, parallel, temp);
+    SLIMTRAIN_CHECK_HDF5(H5Fflush(file, H5F_SCOPE_GLOBAL), temp);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  try {
+    agree_or_throw(comm, failure);
+    on_all_ranks(comm, [&] {
+      if (rank != 0) return;
+      std::error_code ec;
+      fs::rename(temp, output, ec);
+      if (ec)
+        SLIMTRAIN_THROW(DataError, options.output, ": cannot rename ", temp, ": ", ec.message());
+    });
+  } catch (...) {
+    if (rank == 0) std::remove(temp.c_str());
+    throw;
+  }
+  return result;
+}
+
+}  // namespace slimtrain::data
