@@ -1,18 +1,27 @@
 #include "slimtrain/runtime/runtime.hpp"
 
 #include <cstring>
+#include <mutex>
 
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
 
 namespace slimtrain::runtime {
 namespace {
+std::mutex g_abort_mutex;
+std::string g_abort_reason;
+
 const char* thread_level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
   }
   return "unknown";
 }
@@ -59,10 +68,26 @@ Runtime::Runtime(int* argc, char*** argv) {
   }
 }
 
+void abort_at_exit(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(g_abort_mutex);
+  if (g_abort_reason.empty()) g_abort_reason = reason;
+}
+
+std::string abort_at_exit_reason() {
+  std::lock_guard<std::mutex> lock(g_abort_mutex);
+  return g_abort_reason;
+}
+
 Runtime::~Runtime() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (owns_mpi_ && !finalized) MPI_Finalize();
+  if (!owns_mpi_ || finalized) return;
+  const std::string reason = abort_at_exit_reason();
+  if (!reason.empty()) {
+    log::error("ending the job with MPI_Abort: ", reason);
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+  }
+  MPI_Finalize();
 }
 
 }  // namespace slimtrain::runtime

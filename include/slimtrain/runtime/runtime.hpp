@@ -41,4 +41,12 @@ class Runtime {
   std::vector<std::string> hostnames_;
 };
 
+/**
+ * @brief Asks the Runtime to end the job with MPI_Abort instead of MPI_Finalize: set when an
+ * operation can never complete (a peer never joined), where MPI_Finalize would hang.
+ */
+void abort_at_exit(const std::string& reason);
+/** @brief The reason given to abort_at_exit, or "" when the process may finalise normally. */
+std::string abort_at_exit_reason();
+
 }  // namespace slimtrain::runtime

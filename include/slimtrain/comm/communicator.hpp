@@ -1,0 +1,91 @@
+#pragma once
+/**
+ * @brief The communicator interface every part uses, whatever the backend (MPI on CPU, NCCL on
+ * GPU). Every operation carries a deadline; an operation whose caller timed out is never
+ * cancelled: it stays queued and drains once the late ranks arrive, so the operations that follow
+ * on the same communicator stay matched across ranks.
+ */
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "slimtrain/comm/types.hpp"
+
+namespace slimtrain::runtime {
+class Runtime;
+}
+
+namespace slimtrain::comm {
+
+/** @brief Handle of one enqueued operation. */
+class Work {
+ public:
+  virtual ~Work() = default;
+  /**
+   * @brief Returns when the operation is done. Throws TimeoutError (naming the missing ranks)
+   * once its deadline plus the inspection grace has passed, CommError when it failed.
+   */
+  virtual void wait() = 0;
+  virtual bool completed() const = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /** @brief "train", "eval", ...: names the communicator in errors and the flight recorder. */
+  virtual const std::string& name() const = 0;
+  /** @brief "cpu" when buffers live in host memory (MPI), "cuda" for device memory (NCCL). */
+  virtual const char* device_kind() const { return "cpu"; }
+
+  /**
+   * @brief In-place all-reduce of `count` elements. The operation holds `keep_alive` until it has
+   * really finished, even after the caller timed out.
+   */
+  virtual std::shared_ptr<Work> all_reduce_async(void* data, std::size_t count, DType dtype,
+                                                 ReduceOp op, const OpOptions& options = {},
+                                                 std::shared_ptr<void> keep_alive = nullptr) = 0;
+  /**
+   * @brief Blocking all-reduce. Payloads up to kStagedBytes are staged in a buffer the operation
+   * owns, so a timeout leaves `data` free; above that, after a TimeoutError `data` is still in use
+   * by the draining operation: keep it alive (or use all_reduce_async with keep_alive).
+   */
+  void all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op,
+                  const OpOptions& options = {});
+
+  /** @brief In-place broadcast of `count` elements from `root`; keep_alive as for all_reduce. */
+  virtual std::shared_ptr<Work> broadcast_async(void* data, std::size_t count, DType dtype,
+                                                int root, const OpOptions& options = {},
+                                                std::shared_ptr<void> keep_alive = nullptr) = 0;
+  /** @brief Blocking broadcast; the same staging rule as all_reduce. */
+  void broadcast(void* data, std::size_t count, DType dtype, int root,
+                 const OpOptions& options = {});
+
+  virtual void barrier(const OpOptions& options = {}) = 0;
+  /** @brief Logical AND of `mine` over all ranks: the primitive every consistent decision uses. */
+  virtual bool agree(bool mine, const OpOptions& options = {}) = 0;
+  /** @brief Payload bytes this rank has passed to all_reduce and broadcast so far. */
+  virtual std::uint64_t bytes_reduced() const = 0;
+  /** @brief Writes the last operations to the log (done automatically on a timeout). */
+  virtual void dump_flight_recorder() const = 0;
+
+  /** @brief Blocking payloads up to this size are copied into the operation (see all_reduce). */
+  static constexpr std::size_t kStagedBytes = 1u << 20;
+};
+
+/** @brief MPI backend: a duplicate of MPI_COMM_WORLD and one communication thread. Collective. */
+std::unique_ptr<Communicator> make_mpi_communicator(const runtime::Runtime& runtime,
+                                                    std::string name,
+                                                    const CommConfig& config = {});
+
+/**
+ * @brief MPI for device_kind "cpu", NCCL for "cuda" (ConfigError when built without NCCL or for
+ * any other kind). Collective over the world.
+ */
+std::unique_ptr<Communicator> make_communicator(const runtime::Runtime& runtime, std::string name,
+                                                const std::string& device_kind,
+                                                const CommConfig& config = {});
+
+}  // namespace slimtrain::comm

@@ -1,0 +1,435 @@
+#include "slimtrain/comm/mpi_communicator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "slimtrain/comm/chunking.hpp"
+#include "slimtrain/comm/flight_recorder.hpp"
+#include "slimtrain/comm/half.hpp"
+#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/core/check_mpi.hpp"
+#include "slimtrain/core/log.hpp"
+#include "slimtrain/runtime/runtime.hpp"
+
+namespace slimtrain::comm {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+enum class Kind { all_reduce, broadcast, barrier, agree };
+
+const char* to_string(Kind kind) {
+  switch (kind) {
+    case Kind::all_reduce:
+      return "all_reduce";
+    case Kind::broadcast:
+      return "broadcast";
+    case Kind::barrier:
+      return "barrier";
+    case Kind::agree:
+      return "agree";
+  }
+  return "unknown";
+}
+
+struct Op {
+  std::uint64_t seq = 0;
+  Kind kind = Kind::barrier;
+  void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::f32;
+  ReduceOp reduce = ReduceOp::sum;
+  int root = 0;
+  int flag = 0;  // agree's vote, owned by the op so a timed-out caller leaves nothing dangling
+  std::shared_ptr<void> keep_alive;
+  std::size_t bytes = 0;
+  double timeout_s = 0;
+  Clock::time_point deadline;
+  bool finished = false;
+  std::exception_ptr error;
+};
+
+// Reduction over 2-byte floats: each element goes through float and is rounded back (RNE).
+template <float (*to_float)(std::uint16_t), std::uint16_t (*from_float)(float), int which>
+void reduce_16(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const float x = to_float(a[i]);
+    const float y = to_float(b[i]);
+    float r = 0;
+    if (which == 0) r = x + y;
+    if (which == 1) r = x > y ? x : y;
+    if (which == 2) r = x < y ? x : y;
+    b[i] = from_float(r);
+  }
+}
+
+MPI_Datatype mpi_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::i64:
+      return MPI_INT64_T;
+    case DType::f16:
+    case DType::bf16:
+      return MPI_UINT16_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+template <typename T>
+void scale(void* data, std::size_t n, double factor) {
+  T* p = static_cast<T*>(data);
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] * factor);
+}
+
+template <float (*to_float)(std::uint16_t), std::uint16_t (*from_float)(float)>
+void scale_16(void* data, std::size_t n, float factor) {
+  auto* p = static_cast<std::uint16_t*>(data);
+  for (std::size_t i = 0; i < n; ++i) p[i] = from_float(to_float(p[i]) * factor);
+}
+
+class MpiWork;
+}  // namespace
+
+struct MpiCommunicator::State {
+  std::string name;
+  int rank = 0;
+  int size = 1;
+  CommConfig config;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Op ops16[2][3] = {};  // [f16, bf16][sum, max, min]
+  FlightRecorder recorder;
+  std::shared_ptr<Progress> progress = std::make_shared<Progress>();
+  std::shared_ptr<StallInspector> inspector;
+  std::uint32_t id = 0;
+
+  std::mutex mutex;
+  std::condition_variable work_cv;
+  std::condition_variable done_cv;
+  std::deque<std::shared_ptr<Op>> queue;
+  bool stop = false;
+  std::uint64_t next_seq = 0;
+  std::atomic<std::uint64_t> bytes_reduced{0};
+  std::thread worker;
+
+  explicit State(const CommConfig& c) : config(c), recorder(c.recorder_entries) {}
+
+  MPI_Op reduce_op(DType dtype, ReduceOp op) const {
+    if (dtype == DType::f16 || dtype == DType::bf16) {
+      const int t = dtype == DType::f16 ? 0 : 1;
+      return ops16[t][op == ReduceOp::max ? 1 : op == ReduceOp::min ? 2 : 0];
+    }
+    return op == ReduceOp::max ? MPI_MAX : op == ReduceOp::min ? MPI_MIN : MPI_SUM;
+  }
+
+  void execute(Op& op) {
+    switch (op.kind) {
+      case Kind::barrier:
+        SLIMTRAIN_CHECK_MPI(MPI_Barrier(comm));
+        return;
+      case Kind::agree:
+        SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &op.flag, 1, MPI_INT, MPI_LAND, comm));
+        return;
+      case Kind::all_reduce:
+      case Kind::broadcast:
+        break;
+    }
+    const std::size_t element = dtype_size(op.dtype);
+    const MPI_Datatype type = mpi_type(op.dtype);
+    const MPI_Op mop = reduce_op(op.dtype, op.reduce);
+    for (const Piece& piece :
+         plan_pieces(op.count, element, config.chunk_bytes, config.max_elements_per_call)) {
+      void* ptr = static_cast<char*>(op.data) + piece.offset * element;
+      const int n = static_cast<int>(piece.count);
+      if (op.kind == Kind::broadcast) {
+        SLIMTRAIN_CHECK_MPI(MPI_Bcast(ptr, n, type, op.root, comm));
+        continue;
+      }
+      SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, ptr, n, type, mop, comm));
+      if (op.reduce != ReduceOp::avg) continue;
+      // Averaging piece by piece while it is still in cache.
+      switch (op.dtype) {
+        case DType::f32:
+          scale<float>(ptr, piece.count, 1.0 / size);
+          break;
+        case DType::f64:
+          scale<double>(ptr, piece.count, 1.0 / size);
+          break;
+        case DType::f16:
+          scale_16<half_to_float, float_to_half>(ptr, piece.count, 1.0f / static_cast<float>(size));
+          break;
+        case DType::bf16:
+          scale_16<bf16_to_float, float_to_bf16>(ptr, piece.count, 1.0f / static_cast<float>(size));
+          break;
+        case DType::i64:
+          break;  // rejected at enqueue
+      }
+    }
+  }
+
+  void run() {
+    for (;;) {
+      std::shared_ptr<Op> op;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        work_cv.wait(lock, [this] { return stop || !queue.empty(); });
+        if (queue.empty()) return;
+        op = queue.front();
+      }
+      recorder.started(op->seq);
+      try {
+        execute(*op);
+      } catch (...) {
+        op->error = std::current_exception();
+      }
+      recorder.ended(op->seq, op->error ? OpStatus::failed : OpStatus::done);
+      std::shared_ptr<void> release;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        queue.pop_front();
+        op->finished = true;
+        release.swap(op->keep_alive);
+        progress->completed.store(op->seq);
+      }
+      done_cv.notify_all();
+      release.reset();  // may free a tensor: outside the lock
+    }
+  }
+
+  void dump() const {
+    for (const std::string& line : recorder.format(name)) log::warn(line);
+  }
+
+  TimeoutError timeout(const Op& op) {
+    recorder.caller_timed_out(op.seq);
+    const StallReport report =
+        analyse_stall(op.seq, inspector->inquire(id, config.deadline.grace_s));
+    const std::string message = detail::concat(
+        name, " ", to_string(op.kind), " seq ", op.seq, " of ", op.bytes,
+        " bytes missed its deadline of ", op.timeout_s, " s; missing ranks: ", report.description);
+    log::error(message);
+    dump();
+    return TimeoutError(message, report.missing, __FILE__, __LINE__);
+  }
+};
+
+namespace {
+class MpiWork final : public Work {
+ public:
+  MpiWork(std::shared_ptr<MpiCommunicator::State> state, std::shared_ptr<Op> op)
+      : state_(std::move(state)), op_(std::move(op)) {}
+
+  void wait() override {
+    {
+      std::unique_lock<std::mutex> lock(state_->mutex);
+      const bool done = timeout_ ? op_->finished
+                                 : state_->done_cv.wait_until(lock, op_->deadline,
+                                                              [this] { return op_->finished; });
+      if (done) {
+        if (op_->error) std::rethrow_exception(op_->error);
+        return;
+      }
+    }
+    if (!timeout_) timeout_ = std::make_exception_ptr(state_->timeout(*op_));
+    std::rethrow_exception(timeout_);
+  }
+
+  bool completed() const override {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return op_->finished;
+  }
+
+  const Op& op() const { return *op_; }
+
+ private:
+  std::shared_ptr<MpiCommunicator::State> state_;
+  std::shared_ptr<Op> op_;
+  std::exception_ptr timeout_;
+};
+
+std::shared_ptr<MpiWork> enqueue(const std::shared_ptr<MpiCommunicator::State>& state,
+                                 std::shared_ptr<Op> op, const OpOptions& options) {
+  auto& s = *state;
+  op->timeout_s =
+      options.timeout_s >= 0 ? options.timeout_s : s.config.deadline.deadline_for(op->bytes);
+  op->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(op->timeout_s));
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.stop) SLIMTRAIN_THROW(CommError, "communicator ", s.name, " is shutting down");
+    op->seq = ++s.next_seq;
+    s.progress->issued.store(op->seq);
+    s.recorder.enqueued(
+        op->seq, to_string(op->kind),
+        op->kind == Kind::all_reduce || op->kind == Kind::broadcast ? to_string(op->dtype) : "-",
+        op->bytes, options.tag ? options.tag : "");
+    s.queue.push_back(op);
+  }
+  s.work_cv.notify_one();
+  return std::make_shared<MpiWork>(state, std::move(op));
+}
+
+void check_buffer(const std::string& name, const char* what, const void* data, std::size_t count) {
+  if (data == nullptr && count > 0) {
+    SLIMTRAIN_THROW(ConfigError, name, " ", what, ": null buffer for ", count, " elements");
+  }
+}
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(const runtime::Runtime& runtime, std::string name,
+                                 const CommConfig& config)
+    : state_(std::make_shared<State>(config)) {
+  State& s = *state_;
+  s.name = std::move(name);
+  s.config.deadline.deadline_for(0);  // validates the policy up front
+  if (s.config.max_elements_per_call == 0 || s.config.max_elements_per_call > INT_MAX) {
+    SLIMTRAIN_THROW(ConfigError, "communicator ", s.name, ": max_elements_per_call must be in [1, ",
+                    INT_MAX, "], got ", s.config.max_elements_per_call);
+  }
+  s.inspector = StallInspector::acquire();
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_dup(runtime.world(), &s.comm));
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN));
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(s.comm, &s.rank));
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_size(s.comm, &s.size));
+  SLIMTRAIN_CHECK_MPI(
+      MPI_Op_create(&reduce_16<half_to_float, float_to_half, 0>, 1, &s.ops16[0][0]));
+  SLIMTRAIN_CHECK_MPI(
+      MPI_Op_create(&reduce_16<half_to_float, float_to_half, 1>, 1, &s.ops16[0][1]));
+  SLIMTRAIN_CHECK_MPI(
+      MPI_Op_create(&reduce_16<half_to_float, float_to_half, 2>, 1, &s.ops16[0][2]));
+  SLIMTRAIN_CHECK_MPI(
+      MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 0>, 1, &s.ops16[1][0]));
+  SLIMTRAIN_CHECK_MPI(
+      MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 1>, 1, &s.ops16[1][1]));
+  SLIMTRAIN_CHECK_MPI(
+      MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 2>, 1, &s.ops16[1][2]));
+  s.id = s.inspector->add(s.progress);
+  std::shared_ptr<State> keep = state_;
+  s.worker = std::thread([keep] { keep->run(); });
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  State& s = *state_;
+  std::unique_lock<std::mutex> lock(s.mutex);
+  s.stop = true;
+  s.work_cv.notify_all();
+  // Queued operations may still finish: wait until the last deadline plus grace, no longer.
+  Clock::time_point limit =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(s.config.deadline.grace_s));
+  for (const auto& op : s.queue) {
+    limit = std::max(limit,
+                     op->deadline + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(s.config.deadline.grace_s)));
+  }
+  const bool drained = s.done_cv.wait_until(lock, limit, [&s] { return s.queue.empty(); });
+  if (!drained) {
+    const std::uint64_t stuck = s.queue.front()->seq;
+    const std::size_t left = s.queue.size();
+    lock.unlock();
+    log::error("communicator ", s.name, ": ", left, " operation(s) never completed (oldest seq ",
+               stuck,
+               ": a peer never joined); leaving its thread behind and ending the job with "
+               "MPI_Abort at exit instead of hanging in MPI_Finalize");
+    s.dump();
+    runtime::abort_at_exit("communicator " + s.name + " has operations that never completed");
+    s.worker.detach();  // the thread keeps the state, its MPI communicator and buffers alive
+    return;
+  }
+  lock.unlock();
+  s.worker.join();
+  s.inspector->remove(s.id);
+  for (auto& row : s.ops16) {
+    for (MPI_Op& op : row) MPI_Op_free(&op);
+  }
+  MPI_Comm_free(&s.comm);
+}
+
+int MpiCommunicator::rank() const {
+  return state_->rank;
+}
+int MpiCommunicator::size() const {
+  return state_->size;
+}
+const std::string& MpiCommunicator::name() const {
+  return state_->name;
+}
+
+std::shared_ptr<Work> MpiCommunicator::all_reduce_async(void* data, std::size_t count, DType dtype,
+                                                        ReduceOp reduce, const OpOptions& options,
+                                                        std::shared_ptr<void> keep_alive) {
+  check_buffer(state_->name, "all_reduce", data, count);
+  if (reduce == ReduceOp::avg && !is_floating(dtype)) {
+    SLIMTRAIN_THROW(ConfigError, state_->name, " all_reduce: avg needs a floating type, got ",
+                    to_string(dtype), " (sum it and divide where the count is known)");
+  }
+  auto op = std::make_shared<Op>();
+  op->kind = Kind::all_reduce;
+  op->data = data;
+  op->count = count;
+  op->dtype = dtype;
+  op->reduce = reduce;
+  op->keep_alive = std::move(keep_alive);
+  op->bytes = count * dtype_size(dtype);
+  state_->bytes_reduced += op->bytes;
+  return enqueue(state_, std::move(op), options);
+}
+
+std::shared_ptr<Work> MpiCommunicator::broadcast_async(void* data, std::size_t count, DType dtype,
+                                                       int root, const OpOptions& options,
+                                                       std::shared_ptr<void> keep_alive) {
+  check_buffer(state_->name, "broadcast", data, count);
+  if (root < 0 || root >= state_->size) {
+    SLIMTRAIN_THROW(ConfigError, state_->name, " broadcast: root ", root, " is not a rank (size ",
+                    state_->size, ")");
+  }
+  auto op = std::make_shared<Op>();
+  op->kind = Kind::broadcast;
+  op->data = data;
+  op->count = count;
+  op->dtype = dtype;
+  op->root = root;
+  op->keep_alive = std::move(keep_alive);
+  op->bytes = count * dtype_size(dtype);
+  state_->bytes_reduced += op->bytes;
+  return enqueue(state_, std::move(op), options);
+}
+
+void MpiCommunicator::barrier(const OpOptions& options) {
+  auto op = std::make_shared<Op>();
+  op->kind = Kind::barrier;
+  enqueue(state_, std::move(op), options)->wait();
+}
+
+bool MpiCommunicator::agree(bool mine, const OpOptions& options) {
+  auto op = std::make_shared<Op>();
+  op->kind = Kind::agree;
+  op->flag = mine ? 1 : 0;
+  op->bytes = sizeof(int);
+  auto work = enqueue(state_, std::move(op), options);
+  work->wait();
+  return work->op().flag != 0;
+}
+
+std::uint64_t MpiCommunicator::bytes_reduced() const {
+  return state_->bytes_reduced.load();
+}
+
+void MpiCommunicator::dump_flight_recorder() const {
+  state_->dump();
+}
+
+std::unique_ptr<Communicator> make_mpi_communicator(const runtime::Runtime& runtime,
+                                                    std::string name, const CommConfig& config) {
+  return std::make_unique<MpiCommunicator>(runtime, std::move(name), config);
+}
+
+}  // namespace slimtrain::comm
