@@ -1,0 +1,223 @@
+// Pure parts of the communication layer: deadlines, chunk planning, 16-bit floats, the flight
+// recorder, the stall analysis and device choice.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "slimtrain/comm/chunking.hpp"
+#include "slimtrain/comm/flight_recorder.hpp"
+#include "slimtrain/comm/half.hpp"
+#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/types.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/runtime/device.hpp"
+
+using namespace slimtrain;
+using namespace slimtrain::comm;
+
+TEST(DeadlinePolicy, ScalesWithBytes) {
+  DeadlinePolicy p;
+  EXPECT_DOUBLE_EQ(p.deadline_for(0), 60.0);
+  EXPECT_DOUBLE_EQ(p.deadline_for(50'000'000), 61.0);
+  // The seeds' 467M-element float32 all-reduce: 1.87 GB at 50 MB/s floor -> ~97 s.
+  EXPECT_NEAR(p.deadline_for(467019003ull * 4), 60.0 + 37.36, 0.01);
+  p.base_s = 1.5;
+  p.floor_bytes_per_s = 1e9;
+  EXPECT_DOUBLE_EQ(p.deadline_for(2'000'000'000), 3.5);
+}
+
+TEST(DeadlinePolicy, RejectsNonPositiveFloor) {
+  DeadlinePolicy p;
+  p.floor_bytes_per_s = 0;
+  EXPECT_THROW(p.deadline_for(1), ConfigError);
+  p = DeadlinePolicy{};
+  p.base_s = -1;
+  EXPECT_THROW(p.deadline_for(1), ConfigError);
+}
+
+TEST(Types, SizesAndNames) {
+  EXPECT_EQ(dtype_size(DType::f32), 4u);
+  EXPECT_EQ(dtype_size(DType::f64), 8u);
+  EXPECT_EQ(dtype_size(DType::i64), 8u);
+  EXPECT_EQ(dtype_size(DType::f16), 2u);
+  EXPECT_EQ(dtype_size(DType::bf16), 2u);
+  EXPECT_STREQ(to_string(DType::bf16), "bfloat16");
+  EXPECT_STREQ(to_string(ReduceOp::avg), "avg");
+  EXPECT_FALSE(is_floating(DType::i64));
+  EXPECT_TRUE(is_floating(DType::f16));
+}
+
+TEST(PlanPieces, EmptyBufferHasNoPieces) {
+  EXPECT_TRUE(plan_pieces(0, 4, 1024, 100).empty());
+}
+
+TEST(PlanPieces, CoversInOrderWithinBounds) {
+  for (std::size_t count : {1ul, 255ul, 256ul, 257ul, 1000ul, 4099ul}) {
+    const auto pieces = plan_pieces(count, 4, 1024, 1u << 30);
+    std::size_t next = 0;
+    for (const Piece& p : pieces) {
+      EXPECT_EQ(p.offset, next);
+      EXPECT_GT(p.count, 0u);
+      EXPECT_LE(p.count * 4, 1024u);
+      next += p.count;
+    }
+    EXPECT_EQ(next, count);
+    EXPECT_EQ(pieces.size(), (count + 255) / 256) << count;
+  }
+}
+
+TEST(PlanPieces, ExactlyOneChunk) {
+  const auto pieces = plan_pieces(1024, 4, 4096, 1u << 30);
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0], (Piece{0, 1024}));
+}
+
+TEST(PlanPieces, ElementLimitCapsPiecesBeyondIntMax) {
+  // 3e9 elements: no piece may exceed INT_MAX elements even with no byte bound.
+  const std::size_t count = 3'000'000'000ull;
+  const auto pieces = plan_pieces(count, 1, 0, std::numeric_limits<int>::max());
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].count, static_cast<std::size_t>(std::numeric_limits<int>::max()));
+  EXPECT_EQ(pieces[0].count + pieces[1].count, count);
+  const auto small = plan_pieces(20, 8, 0, 7);
+  ASSERT_EQ(small.size(), 3u);
+  EXPECT_EQ(small[2], (Piece{14, 6}));
+}
+
+TEST(PlanPieces, ElementBiggerThanChunkStillProgresses) {
+  const auto pieces = plan_pieces(3, 8, 4, 100);
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_THROW(plan_pieces(3, 0, 4, 100), ConfigError);
+}
+
+namespace {
+std::uint32_t bits(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+}  // namespace
+
+TEST(Half, EveryHalfRoundTripsExactly) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto x = static_cast<std::uint16_t>(h);
+    const float f = half_to_float(x);
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(half_to_float(float_to_half(f)))) << std::hex << h;
+      continue;
+    }
+    EXPECT_EQ(float_to_half(f), x) << std::hex << h;
+  }
+}
+
+TEST(Half, KnownValuesAndRounding) {
+  EXPECT_EQ(float_to_half(1.0f), 0x3C00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);
+  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);  // halfway to the next binade: rounds to inf
+  EXPECT_EQ(float_to_half(1e-8f), 0x0000);
+  EXPECT_EQ(float_to_half(5.9604645e-08f), 0x0001);  // smallest subnormal
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1.0).
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3C00);
+  // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 (odd) and 1 + 2^-9: rounds up to even.
+  EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
+  EXPECT_FLOAT_EQ(half_to_float(0x3555), 0.333251953125f);
+}
+
+TEST(Half, RoundingErrorIsWithinHalfAnUlp) {
+  for (float f = -1000.0f; f < 1000.0f; f += 0.37f) {
+    const float back = half_to_float(float_to_half(f));
+    const float ulp = std::ldexp(1.0f, std::ilogb(f == 0 ? 1.0f : f) - 10);
+    EXPECT_LE(std::fabs(back - f), ulp / 2) << f;
+  }
+}
+
+TEST(BFloat16, RoundTripsAndRoundsToNearestEven) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto x = static_cast<std::uint16_t>(h);
+    const float f = bf16_to_float(x);
+    if (std::isnan(f)) continue;
+    EXPECT_EQ(float_to_bf16(f), x) << std::hex << h;
+  }
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even.
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80);
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
+  EXPECT_EQ(bits(bf16_to_float(float_to_bf16(-0.0f))), bits(-0.0f));
+}
+
+TEST(FlightRecorder, KeepsTheLastEntriesInOrder) {
+  FlightRecorder recorder(4);
+  for (std::uint64_t seq = 1; seq <= 6; ++seq) {
+    recorder.enqueued(seq, "all_reduce", "float32", seq * 100, seq == 6 ? "grad-bucket" : "");
+    recorder.started(seq);
+    if (seq < 6) recorder.ended(seq, seq == 3 ? OpStatus::failed : OpStatus::done);
+  }
+  recorder.caller_timed_out(6);
+  recorder.ended(1, OpStatus::done);  // overwritten long ago: ignored
+  const auto entries = recorder.snapshot();
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries.front().seq, 3u);
+  EXPECT_EQ(entries.front().status, OpStatus::failed);
+  EXPECT_EQ(entries.back().seq, 6u);
+  EXPECT_EQ(entries.back().status, OpStatus::timed_out);
+  EXPECT_EQ(entries.back().bytes, 600u);
+  EXPECT_LT(entries.back().ended_s, 0);
+  recorder.ended(6, OpStatus::done);  // drained after the caller gave up
+  const auto lines = recorder.format("train");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines.back().find("seq 6 all_reduce float32 600 B [grad-bucket] done (after caller "
+                              "timeout)"),
+            std::string::npos)
+      << lines.back();
+}
+
+TEST(StallAnalysis, NamesLateAndSilentRanks) {
+  std::vector<PeerProgress> peers(3);
+  peers[0] = {0, true, true, 5, 4};
+  peers[1] = {1, true, true, 4, 4};
+  peers[2] = {3, false, false, 0, 0};
+  const StallReport r = analyse_stall(5, peers);
+  EXPECT_EQ(r.missing, (std::vector<int>{1, 3}));
+  EXPECT_EQ(r.description, "1 (at seq 4), 3 (no answer)");
+}
+
+TEST(StallAnalysis, AllIssuedNamesRanksStillBehind) {
+  std::vector<PeerProgress> peers = {{1, true, true, 7, 6}, {2, true, true, 7, 3}};
+  const StallReport r = analyse_stall(7, peers);
+  EXPECT_EQ(r.missing, (std::vector<int>{2}));
+  const StallReport none = analyse_stall(7, {{1, true, true, 7, 6}});
+  EXPECT_TRUE(none.missing.empty());
+  EXPECT_NE(none.description.find("every rank has issued seq 7"), std::string::npos);
+}
+
+TEST(DeviceChoice, ThreadsPerRank) {
+  EXPECT_EQ(runtime::choose_threads(0, 2, 1), 2);
+  EXPECT_EQ(runtime::choose_threads(0, 2, 4), 1);
+  EXPECT_EQ(runtime::choose_threads(0, 64, 8), 8);
+  EXPECT_EQ(runtime::choose_threads(3, 2, 4), 3);
+  EXPECT_THROW(runtime::choose_threads(-1, 2, 1), ConfigError);
+}
+
+TEST(DeviceChoice, OneGpuPerLocalRank) {
+  EXPECT_EQ(runtime::choose_gpu(3, 4, 4, "n1", ""), 3);
+  try {
+    runtime::choose_gpu(0, 8, 4, "node7", "");
+    FAIL() << "8 ranks on 4 GPUs accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("8 ranks on host node7 but only 4 GPUs"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    runtime::choose_gpu(0, 1, 0, "n1", "CUDA driver version is insufficient");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no usable GPU on host n1 (CUDA driver"),
+              std::string::npos)
+        << e.what();
+  }
+}
