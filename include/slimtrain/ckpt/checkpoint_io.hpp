@@ -1,0 +1,32 @@
+#pragma once
+/**
+ * @brief Synchronous checkpoint write and read. The write protocol, each step fsynced:
+ *   1. everything goes into checkpoints/.tmp-step-NNNNNNNN-<pid>/ (tensors.bin, blobs, state.json),
+ *   2. manifest.json (size and XXH3-64 of every file) is written last, then the directory fsynced,
+ *   3. the directory is renamed to step-NNNNNNNN and checkpoints/ fsynced,
+ *   4. `latest` is replaced through a temporary file and rename, and checkpoints/ fsynced again.
+ * A crash at any point leaves the previous checkpoint and `latest` loadable; a failure removes the
+ * temporary directory and throws an Error naming the file and the reason.
+ */
+#include <optional>
+#include <string>
+
+#include "slimtrain/ckpt/checkpoint_state.hpp"
+
+namespace slimtrain::ckpt {
+
+/**
+ * @brief Writes `state` as checkpoints_dir/step-NNNNNNNN and points `latest` at it; returns the
+ * path. `metric` is stored for retention. Stale .tmp-* directories are removed first. A checkpoint
+ * of the same step is replaced atomically.
+ */
+std::string write_checkpoint(const std::string& checkpoints_dir, const CheckpointState& state,
+                             std::optional<double> metric = std::nullopt);
+
+/** @brief Verifies, then reads a checkpoint; DataError naming the file when it does not verify. */
+CheckpointState read_checkpoint(const std::string& checkpoint_dir);
+
+/** @brief The directory `latest` names (absolute path), or nullopt when there is none. */
+std::optional<std::string> read_latest_pointer(const std::string& checkpoints_dir);
+
+}  // namespace slimtrain::ckpt

@@ -1,0 +1,68 @@
+#pragma once
+/**
+ * @brief The trainer's checkpoint front end: asynchronous writes (at most one in flight),
+ * retention, verification, loading, and finding the newest checkpoint that verifies.
+ */
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "slimtrain/ckpt/checkpoint_state.hpp"
+#include "slimtrain/ckpt/retention.hpp"
+#include "slimtrain/ckpt/verify.hpp"
+
+namespace slimtrain::ckpt {
+
+/** @brief Used on the writing rank (rank 0); the static loaders work on any rank. */
+class CheckpointManager {
+ public:
+  /** @brief Writes under run_dir/checkpoints; ConfigError for an invalid policy. */
+  CheckpointManager(std::string run_dir, RetentionPolicy policy);
+  /** @brief Waits for a write in flight; a failure there is logged, not thrown. */
+  ~CheckpointManager();
+  CheckpointManager(const CheckpointManager&) = delete;
+  CheckpointManager& operator=(const CheckpointManager&) = delete;
+
+  /**
+   * @brief Takes a state whose tensors are already host copies (that copy is the only part
+   * training blocks on). Waits for any write in flight, rethrowing its failure (then `state` is
+   * not written), and writes `state` on a background thread. `metric` feeds best-of retention.
+   */
+  void save_async(CheckpointState state, std::optional<double> metric = std::nullopt);
+  /** @brief Waits for the write in flight; rethrows its failure (an Error naming file and why). */
+  void wait();
+  /** @brief True while a write is in flight. */
+  bool busy() const;
+  /** @brief Path of the newest complete checkpoint ("" if none). */
+  std::string last_written() const;
+  const std::string& checkpoints_dir() const { return checkpoints_dir_; }
+
+  static VerifyReport verify(const std::string& checkpoint_dir);
+  /** @brief Verifies first; DataError naming the file on any mismatch. */
+  static CheckpointState load(const std::string& checkpoint_dir);
+  /**
+   * @brief Newest checkpoint under run_dir/checkpoints that verifies; corrupt or partial ones are
+   * skipped with a log::warn naming them and why; .tmp-* directories are ignored.
+   */
+  static std::optional<std::string> find_latest_valid(const std::string& run_dir);
+
+  /** @brief Test hook, run on the writer thread before each write. */
+  void set_write_hook_for_testing(std::function<void(const CheckpointState&)> hook);
+
+ private:
+  void write_now(const CheckpointState& state, std::optional<double> metric);
+
+  std::string checkpoints_dir_;
+  RetentionPolicy policy_;
+  std::function<void(const CheckpointState&)> hook_;
+  std::thread worker_;
+  std::exception_ptr error_;
+  mutable std::mutex mutex_;
+  std::string last_written_;
+  bool busy_ = false;
+};
+
+}  // namespace slimtrain::ckpt

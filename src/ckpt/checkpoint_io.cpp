@@ -1,0 +1,267 @@
+#include "slimtrain/ckpt/checkpoint_io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <set>
+
+#include "slimtrain/ckpt/file_io.hpp"
+#include "slimtrain/ckpt/layout.hpp"
+#include "slimtrain/ckpt/verify.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::ckpt {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string dtype_name(torch::ScalarType type) {
+  switch (type) {
+    case torch::kFloat64:
+      return "float64";
+    case torch::kFloat32:
+      return "float32";
+    case torch::kFloat16:
+      return "float16";
+    case torch::kBFloat16:
+      return "bfloat16";
+    case torch::kInt64:
+      return "int64";
+    case torch::kInt32:
+      return "int32";
+    case torch::kInt16:
+      return "int16";
+    case torch::kInt8:
+      return "int8";
+    case torch::kUInt8:
+      return "uint8";
+    case torch::kBool:
+      return "bool";
+    default:
+      break;
+  }
+  SLIMTRAIN_THROW(Error, "checkpoint format has no dtype for torch type ", c10::toString(type));
+}
+
+torch::ScalarType scalar_type_from_name(const std::string& name, const std::string& context) {
+  static const std::map<std::string, torch::ScalarType> types = {
+      {"float64", torch::kFloat64},   {"float32", torch::kFloat32}, {"float16", torch::kFloat16},
+      {"bfloat16", torch::kBFloat16}, {"int64", torch::kInt64},     {"int32", torch::kInt32},
+      {"int16", torch::kInt16},       {"int8", torch::kInt8},       {"uint8", torch::kUInt8},
+      {"bool", torch::kBool}};
+  const auto it = types.find(name);
+  if (it == types.end()) SLIMTRAIN_THROW(DataError, context, ": unknown dtype '", name, "'");
+  return it->second;
+}
+
+namespace {
+
+constexpr const char* kTmpPrefix = ".tmp-";
+
+// Leftovers of an interrupted write or deletion; nothing else ever uses the .tmp- prefix.
+void remove_stale_entries(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kTmpPrefix, 0) != 0) continue;
+    log::info("checkpoint: removing stale ", entry.path().string(),
+              " left by an interrupted write");
+    if (!remove_tree(entry.path().string()))
+      log::warn("checkpoint: could not remove stale ", entry.path().string());
+  }
+}
+
+// Removes the temporary directory unless released: every error path leaves no partial checkpoint.
+class TmpDirGuard {
+ public:
+  explicit TmpDirGuard(std::string path) : path_(std::move(path)) {}
+  ~TmpDirGuard() {
+    if (!path_.empty() && !remove_tree(path_))
+      log::warn("checkpoint: could not remove temporary ", path_);
+  }
+  TmpDirGuard(const TmpDirGuard&) = delete;
+  TmpDirGuard& operator=(const TmpDirGuard&) = delete;
+  void release() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
+json file_record(const DurableFile& file, const std::string& name) {
+  return {{"name", name}, {"size", file.size()}, {"xxh3", hex64(file.checksum())}};
+}
+
+void write_latest(const std::string& checkpoints, const std::string& target_name) {
+  const std::string tmp = checkpoints + "/" + kTmpPrefix + "latest-" + std::to_string(::getpid());
+  try {
+    DurableFile file(tmp);
+    file.write(target_name + "\n");
+    file.commit();
+    crash_point("after-latest-tmp");
+    rename_checked(tmp, checkpoints + "/" + kLatestFile);
+  } catch (...) {
+    remove_tree(tmp);
+    throw;
+  }
+  fsync_directory(checkpoints);
+  crash_point("after-latest");
+}
+
+}  // namespace
+
+std::string write_checkpoint(const std::string& checkpoints, const CheckpointState& state,
+                             std::optional<double> metric) {
+  if (state.step < 0)
+    SLIMTRAIN_THROW(ConfigError, "checkpoint step must be >= 0, got ", state.step);
+  make_directories(checkpoints);
+  remove_stale_entries(checkpoints);
+
+  const std::string name = step_dir_name(state.step);
+  const std::string final_dir = checkpoints + "/" + name;
+  const std::string tmp = checkpoints + "/" + kTmpPrefix + name + "-" + std::to_string(::getpid());
+  if (::mkdir(tmp.c_str(), 0755) != 0)
+    SLIMTRAIN_THROW(Error, "cannot create checkpoint directory ", tmp, ": ", std::strerror(errno));
+  TmpDirGuard guard(tmp);
+  crash_point("after-tmpdir");
+
+  json files = json::array();
+  json tensors = json::array();
+  json blobs = json::array();
+  {
+    DurableFile out(tmp + "/" + kTensorsFile);
+    std::set<std::string> seen;
+    std::uint64_t offset = 0;
+    for (const TensorEntry& entry : state.tensors) {
+      if (entry.name.empty()) SLIMTRAIN_THROW(ConfigError, "checkpoint tensor with an empty name");
+      if (!seen.insert(entry.name).second)
+        SLIMTRAIN_THROW(ConfigError, "checkpoint tensor name '", entry.name, "' appears twice");
+      if (!entry.tensor.defined())
+        SLIMTRAIN_THROW(ConfigError, "checkpoint tensor '", entry.name, "' is undefined");
+      if (!entry.tensor.device().is_cpu())
+        SLIMTRAIN_THROW(ConfigError, "checkpoint tensor '", entry.name, "' is on ",
+                        entry.tensor.device(), ": pass host copies (ckpt::host_copy)");
+      const torch::Tensor t = entry.tensor.contiguous();
+      const std::uint64_t nbytes = static_cast<std::uint64_t>(t.numel()) * t.element_size();
+      out.write(t.data_ptr(), nbytes);
+      tensors.push_back({{"name", entry.name},
+                         {"dtype", dtype_name(t.scalar_type())},
+                         {"shape", t.sizes().vec()},
+                         {"offset", offset},
+                         {"nbytes", nbytes}});
+      offset += nbytes;
+      if (tensors.size() == 1) crash_point("mid-tensors");
+    }
+    out.commit();
+    files.push_back(file_record(out, kTensorsFile));
+  }
+  crash_point("after-tensors");
+
+  for (const auto& [blob_name, bytes] : state.blobs) {
+    if (!valid_blob_name(blob_name))
+      SLIMTRAIN_THROW(ConfigError, "checkpoint blob name '", blob_name,
+                      "' must be 1-100 characters of [A-Za-z0-9_.-]");
+    const std::string file_name = blob_file_name(blob_name);
+    DurableFile out(tmp + "/" + file_name);
+    out.write(bytes);
+    out.commit();
+    files.push_back(file_record(out, file_name));
+    blobs.push_back({{"name", blob_name}, {"file", file_name}});
+  }
+  crash_point("after-blobs");
+
+  {
+    json doc = {{"step", state.step},
+                {"epoch", state.epoch},
+                {"epoch_step", state.epoch_step},
+                {"meta", state.meta},
+                {"retention_metric", metric ? json(*metric) : json(nullptr)}};
+    DurableFile out(tmp + "/" + kStateFile);
+    out.write(doc.dump(2) + "\n");
+    out.commit();
+    files.push_back(file_record(out, kStateFile));
+  }
+  crash_point("after-state");
+
+  json manifest = {
+      {"format", kFormatName}, {"version", kFormatVersion},
+      {"step", state.step},    {"created_unix", static_cast<std::int64_t>(std::time(nullptr))},
+      {"files", files},        {"tensors", tensors},
+      {"blobs", blobs}};
+  manifest["manifest_xxh3"] = manifest_self_checksum(manifest);
+  {
+    DurableFile out(tmp + "/" + kManifestFile);
+    out.write(manifest.dump(1) + "\n");
+    out.commit();
+  }
+  fsync_directory(tmp);
+  crash_point("after-manifest");
+
+  std::error_code ec;
+  if (fs::exists(final_dir, ec)) {
+    // Same step written again (e.g. after a resume): swap atomically, so step-N is always whole;
+    // the guard then deletes the old contents, now at `tmp`.
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) != 0)
+      SLIMTRAIN_THROW(Error, "replacing ", final_dir, " with ", tmp,
+                      " failed: ", std::strerror(errno));
+  } else {
+    rename_checked(tmp, final_dir);
+    guard.release();
+  }
+  fsync_directory(checkpoints);
+  crash_point("after-rename");
+  write_latest(checkpoints, name);
+  return final_dir;
+}
+
+std::optional<std::string> read_latest_pointer(const std::string& checkpoints) {
+  const std::string path = checkpoints + "/" + kLatestFile;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  std::string text = read_whole_file(path);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (!parse_step_dir_name(text)) {
+    log::warn("checkpoint: ", path, " does not name a step directory: '", text, "'");
+    return std::nullopt;
+  }
+  return checkpoints + "/" + text;
+}
+
+CheckpointState read_checkpoint(const std::string& dir) {
+  const VerifyDetail detail = verify_checkpoint(dir);
+  if (!detail.report.ok)
+    SLIMTRAIN_THROW(DataError, "checkpoint does not verify: ", detail.report.problem);
+  CheckpointState state;
+  try {
+    state.step = detail.state.at("step").get<std::int64_t>();
+    state.epoch = detail.state.at("epoch").get<std::int64_t>();
+    state.epoch_step = detail.state.at("epoch_step").get<std::int64_t>();
+    state.meta = detail.state.value("meta", json::object());
+  } catch (const json::exception& e) {
+    SLIMTRAIN_THROW(DataError, dir, "/", kStateFile, ": ", e.what());
+  }
+
+  const std::string tensors_path = dir + "/" + kTensorsFile;
+  FileDescriptor fd = open_for_reading(tensors_path);
+  for (const json& t : detail.manifest["tensors"]) {
+    const std::string name = t["name"].get<std::string>();
+    const auto shape = t["shape"].get<std::vector<std::int64_t>>();
+    const auto type =
+        scalar_type_from_name(t["dtype"].get<std::string>(), tensors_path + " '" + name + "'");
+    torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
+    read_exact_at(fd.get(), tensors_path, tensor.data_ptr(), t["nbytes"].get<std::size_t>(),
+                  t["offset"].get<std::uint64_t>());
+    state.tensors.push_back({name, tensor});
+  }
+  for (const json& b : detail.manifest["blobs"])
+    state.blobs[b["name"].get<std::string>()] =
+        read_whole_file(dir + "/" + b["file"].get<std::string>());
+  return state;
+}
+
+}  // namespace slimtrain::ckpt

@@ -1,0 +1,125 @@
+#include "slimtrain/ckpt/checkpoint_manager.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "slimtrain/ckpt/checkpoint_io.hpp"
+#include "slimtrain/ckpt/layout.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::ckpt {
+namespace fs = std::filesystem;
+
+CheckpointManager::CheckpointManager(std::string run_dir, RetentionPolicy policy)
+    : checkpoints_dir_(ckpt::checkpoints_dir(run_dir)), policy_(std::move(policy)) {
+  validate(policy_);
+  if (const auto latest = read_latest_pointer(checkpoints_dir_)) {
+    std::error_code ec;
+    if (fs::exists(*latest + "/" + kManifestFile, ec)) last_written_ = *latest;
+  }
+}
+
+CheckpointManager::~CheckpointManager() {
+  try {
+    wait();
+  } catch (const std::exception& e) {
+    log::error("checkpoint write failed: ", e.what());
+  }
+}
+
+void CheckpointManager::write_now(const CheckpointState& state, std::optional<double> metric) {
+  if (hook_) hook_(state);
+  const std::string path = write_checkpoint(checkpoints_dir_, state, metric);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_written_ = path;
+  }
+  apply_retention(checkpoints_dir_, policy_);
+}
+
+void CheckpointManager::save_async(CheckpointState state, std::optional<double> metric) {
+  wait();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = true;
+  }
+  worker_ = std::thread([this, state = std::move(state), metric]() {
+    std::exception_ptr error;
+    try {
+      write_now(state, metric);
+    } catch (const Error&) {
+      error = std::current_exception();
+    } catch (const std::exception& e) {
+      // Foreign exceptions (filesystem, torch) become an Error that says which write failed.
+      error = std::make_exception_ptr(
+          Error(detail::concat("checkpoint write of step ", state.step, " failed: ", e.what()),
+                __FILE__, __LINE__));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = error;
+    busy_ = false;
+  });
+}
+
+void CheckpointManager::wait() {
+  if (worker_.joinable()) worker_.join();
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::swap(error, error_);
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+bool CheckpointManager::busy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return busy_;
+}
+
+std::string CheckpointManager::last_written() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_written_;
+}
+
+void CheckpointManager::set_write_hook_for_testing(
+    std::function<void(const CheckpointState&)> hook) {
+  wait();
+  hook_ = std::move(hook);
+}
+
+VerifyReport CheckpointManager::verify(const std::string& checkpoint_dir) {
+  return verify_checkpoint(checkpoint_dir).report;
+}
+
+CheckpointState CheckpointManager::load(const std::string& checkpoint_dir) {
+  return read_checkpoint(checkpoint_dir);
+}
+
+std::optional<std::string> CheckpointManager::find_latest_valid(const std::string& run_dir) {
+  const std::string checkpoints = ckpt::checkpoints_dir(run_dir);
+  std::vector<std::pair<std::int64_t, std::string>> candidates;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints, ec)) {
+    const auto step = parse_step_dir_name(entry.path().filename().string());
+    if (step) candidates.emplace_back(*step, entry.path().string());
+  }
+  std::sort(candidates.rbegin(), candidates.rend());
+  const auto latest = read_latest_pointer(checkpoints);
+  for (const auto& [step, path] : candidates) {
+    const VerifyReport report = verify(path);
+    if (!report.ok) {
+      log::warn("checkpoint: skipping ", path, ": ", report.problem);
+      continue;
+    }
+    // A directory newer than `latest` is complete (its manifest was inside before the rename):
+    // only the pointer update was lost.
+    if (latest && *latest != path)
+      log::info("checkpoint: using ", path, " (", checkpoints, "/latest names ", *latest, ")");
+    return path;
+  }
+  return std::nullopt;
+}
+
+}  // namespace slimtrain::ckpt

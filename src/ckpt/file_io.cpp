@@ -1,0 +1,183 @@
+#include "slimtrain/ckpt/file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::ckpt {
+namespace fs = std::filesystem;
+
+namespace {
+std::string reason(int err) {
+  return std::strerror(err);
+}
+}  // namespace
+
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void FileDescriptor::close_checked(const std::string& path) {
+  if (fd_ < 0) return;
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) SLIMTRAIN_THROW(Error, "closing ", path, " failed: ", reason(errno));
+}
+
+FileDescriptor open_for_reading(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) SLIMTRAIN_THROW(DataError, path, ": cannot open: ", reason(errno));
+  return FileDescriptor(fd);
+}
+
+struct DurableFile::HashState {
+  XXH3_state_t* state = XXH3_createState();
+  ~HashState() { XXH3_freeState(state); }
+};
+
+DurableFile::DurableFile(std::string path) : path_(std::move(path)), hash_(new HashState) {
+  if (!hash_->state || XXH3_64bits_reset(hash_->state) != XXH_OK)
+    SLIMTRAIN_THROW(Error, path_, ": cannot initialise the xxHash state");
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) SLIMTRAIN_THROW(Error, "cannot create ", path_, ": ", reason(errno));
+  fd_ = FileDescriptor(fd);
+}
+
+DurableFile::~DurableFile() = default;
+
+void DurableFile::write(const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const char*>(data);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd_.get(), bytes + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      SLIMTRAIN_THROW(Error, "writing ", path_, " failed after ", size_ + done,
+                      " bytes: ", reason(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  XXH3_64bits_update(hash_->state, data, size);
+  size_ += size;
+}
+
+void DurableFile::commit() {
+  if (::fsync(fd_.get()) != 0)
+    SLIMTRAIN_THROW(Error, "fsync of ", path_, " failed: ", reason(errno));
+  fd_.close_checked(path_);
+}
+
+std::uint64_t DurableFile::checksum() const {
+  return XXH3_64bits_digest(hash_->state);
+}
+
+FileDigest digest_file(const std::string& path) {
+  FileDescriptor fd = open_for_reading(path);
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
+                                                                        XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  std::vector<char> buffer(1 << 20);
+  FileDigest digest;
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      SLIMTRAIN_THROW(DataError, path, ": read failed: ", reason(errno));
+    }
+    if (n == 0) break;
+    XXH3_64bits_update(state.get(), buffer.data(), static_cast<std::size_t>(n));
+    digest.size += static_cast<std::uint64_t>(n);
+  }
+  digest.checksum = XXH3_64bits_digest(state.get());
+  return digest;
+}
+
+std::string read_whole_file(const std::string& path) {
+  FileDescriptor fd = open_for_reading(path);
+  std::string bytes;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      SLIMTRAIN_THROW(DataError, path, ": read failed: ", reason(errno));
+    }
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
+void read_exact_at(int fd, const std::string& path, void* out, std::size_t size,
+                   std::uint64_t offset) {
+  auto* bytes = static_cast<char*>(out);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, bytes + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      SLIMTRAIN_THROW(DataError, path, ": read at offset ", offset + done,
+                      " failed: ", reason(errno));
+    }
+    if (n == 0)
+      SLIMTRAIN_THROW(DataError, path, ": file ends at ", offset + done, " bytes, expected ",
+                      size - done, " more (truncated)");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void fsync_directory(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    SLIMTRAIN_THROW(Error, "cannot open directory ", path, " to fsync it: ", reason(errno));
+  FileDescriptor owned(fd);
+  if (::fsync(fd) != 0)
+    SLIMTRAIN_THROW(Error, "fsync of directory ", path, " failed: ", reason(errno));
+  owned.close_checked(path);
+}
+
+void make_directories(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) SLIMTRAIN_THROW(Error, "cannot create directory ", path, ": ", ec.message());
+  if (!fs::is_directory(path, ec))
+    SLIMTRAIN_THROW(Error, "cannot create directory ", path, ": a non-directory is in the way");
+}
+
+void rename_checked(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0)
+    SLIMTRAIN_THROW(Error, "renaming ", from, " to ", to, " failed: ", reason(errno));
+}
+
+bool remove_tree(const std::string& path) noexcept {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  return !ec && !fs::exists(path, ec);
+}
+
+std::string hex64(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+}  // namespace slimtrain::ckpt

@@ -1,0 +1,104 @@
+#include "slimtrain/ckpt/retention.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "slimtrain/ckpt/file_io.hpp"
+#include "slimtrain/ckpt/layout.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::ckpt {
+namespace fs = std::filesystem;
+
+void validate(const RetentionPolicy& policy) {
+  if (policy.keep_last < 1)
+    SLIMTRAIN_THROW(ConfigError, "--keep-last: ", policy.keep_last,
+                    " would delete the checkpoint just written; it must be >= 1");
+}
+
+namespace {
+
+std::optional<double> stored_metric(const std::string& dir) {
+  try {
+    const auto state = nlohmann::json::parse(read_whole_file(dir + "/" + kStateFile));
+    const auto& m = state.at("retention_metric");
+    if (m.is_number()) return m.get<double>();
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> latest_name(const std::string& checkpoints) {
+  try {
+    std::string text = read_whole_file(checkpoints + "/" + kLatestFile);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> apply_retention(const std::string& checkpoints,
+                                         const RetentionPolicy& policy) {
+  validate(policy);
+  std::map<std::int64_t, std::string> complete;  // step -> directory name, oldest first
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto step = parse_step_dir_name(name);
+    if (step && fs::exists(entry.path() / kManifestFile, ec)) complete[*step] = name;
+  }
+
+  std::set<std::string> keep;
+  int kept_recent = 0;
+  for (auto it = complete.rbegin(); it != complete.rend() && kept_recent < policy.keep_last;
+       ++it, ++kept_recent)
+    keep.insert(it->second);
+  if (!policy.best_metric.empty()) {
+    std::optional<std::pair<double, std::string>> best;
+    for (const auto& [step, name] : complete) {
+      const auto metric = stored_metric(checkpoints + "/" + name);
+      if (!metric) continue;
+      const bool better =
+          !best || (policy.higher_is_better ? *metric >= best->first : *metric <= best->first);
+      if (better) best = std::make_pair(*metric, name);  // ties go to the newer checkpoint
+    }
+    if (best) keep.insert(best->second);
+  }
+  if (const auto latest = latest_name(checkpoints)) keep.insert(*latest);
+
+  std::vector<std::string> removed;
+  for (const auto& [step, name] : complete) {
+    if (keep.count(name)) continue;
+    const std::string path = checkpoints + "/" + name;
+    const std::string doomed =
+        checkpoints + "/.tmp-delete-" + name + "-" + std::to_string(::getpid());
+    try {
+      rename_checked(path, doomed);
+    } catch (const Error& e) {
+      log::warn("checkpoint retention: ", e.what());
+      continue;
+    }
+    if (!remove_tree(doomed)) log::warn("checkpoint retention: could not fully remove ", doomed);
+    removed.push_back(path);
+  }
+  if (!removed.empty()) {
+    try {
+      fsync_directory(checkpoints);
+    } catch (const Error& e) {
+      log::warn("checkpoint retention: ", e.what());
+    }
+  }
+  return removed;
+}
+
+}  // namespace slimtrain::ckpt

@@ -1,0 +1,91 @@
+#include "slimtrain/ckpt/torch_state.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::ckpt {
+namespace {
+
+torch::Tensor host_clone(const torch::Tensor& t) {
+  return t.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true).contiguous();
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> module_tensors(const torch::nn::Module& module) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : module.named_parameters(true)) out.emplace_back(p.key(), p.value());
+  for (const auto& b : module.named_buffers(true)) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+}  // namespace
+
+std::vector<TensorEntry> host_copy(const torch::nn::Module& module, const std::string& prefix) {
+  torch::NoGradGuard no_grad;
+  std::vector<TensorEntry> entries;
+  for (const auto& [name, tensor] : module_tensors(module))
+    if (tensor.defined()) entries.push_back({prefix + name, host_clone(tensor)});
+  return entries;
+}
+
+void load_into(torch::nn::Module& module, const CheckpointState& state, const std::string& prefix) {
+  std::map<std::string, const torch::Tensor*> saved;
+  for (const TensorEntry& e : state.tensors)
+    if (e.name.compare(0, prefix.size(), prefix) == 0)
+      saved[e.name.substr(prefix.size())] = &e.tensor;
+
+  const auto targets = module_tensors(module);
+  for (const auto& [name, target] : targets) {
+    if (!target.defined()) continue;
+    const auto it = saved.find(name);
+    if (it == saved.end())
+      SLIMTRAIN_THROW(DataError, "checkpoint (step ", state.step, ") has no tensor '", prefix, name,
+                      "' for the model's parameter '", name, "' of shape ", target.sizes(),
+                      ": it was written for a different model");
+    const torch::Tensor& source = *it->second;
+    if (source.sizes() != target.sizes())
+      SLIMTRAIN_THROW(DataError, "parameter '", name, "': checkpoint has shape ", source.sizes(),
+                      ", the model has shape ", target.sizes(),
+                      ": the checkpoint was written for a different model or configuration");
+    if (source.scalar_type() != target.scalar_type())
+      SLIMTRAIN_THROW(DataError, "parameter '", name, "': checkpoint has dtype ",
+                      source.scalar_type(), ", the model has ", target.scalar_type());
+  }
+  if (saved.size() != targets.size()) {
+    for (const auto& [name, tensor] : saved) {
+      bool found = false;
+      for (const auto& t : targets) found = found || t.first == name;
+      if (!found)
+        SLIMTRAIN_THROW(DataError, "checkpoint tensor '", prefix, name, "' (shape ",
+                        tensor->sizes(),
+                        ") has no counterpart in the model: it was written for a different model");
+    }
+  }
+
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, target] : targets)
+    if (target.defined()) target.copy_(*saved.at(name));
+}
+
+std::string serialize_optimizer(const torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+void deserialize_optimizer(torch::optim::Optimizer& optimizer, const std::string& bytes) {
+  try {
+    torch::serialize::InputArchive archive;
+    std::istringstream in(bytes);
+    archive.load_from(in);
+    optimizer.load(archive);
+  } catch (const c10::Error& e) {
+    SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint does not fit this optimizer: ",
+                    e.what_without_backtrace());
+  }
+}
+
+}  // namespace slimtrain::ckpt
