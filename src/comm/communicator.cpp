@@ -17,7 +17,8 @@ namespace slimtrain::comm {
 void Communicator::all_reduce(void* data, std::size_t count, DType dtype, ReduceOp op,
                               const OpOptions& options) {
   const std::size_t bytes = count * dtype_size(dtype);
-  if (bytes == 0 || bytes > kStagedBytes || std::strcmp(device_kind(), "cpu") != 0) {
+  if (data == nullptr || bytes == 0 || bytes > kStagedBytes ||
+      std::strcmp(device_kind(), "cpu") != 0) {
     all_reduce_async(data, count, dtype, op, options)->wait();
     return;
   }
@@ -30,7 +31,8 @@ void Communicator::all_reduce(void* data, std::size_t count, DType dtype, Reduce
 void Communicator::broadcast(void* data, std::size_t count, DType dtype, int root,
                              const OpOptions& options) {
   const std::size_t bytes = count * dtype_size(dtype);
-  if (bytes == 0 || bytes > kStagedBytes || std::strcmp(device_kind(), "cpu") != 0) {
+  if (data == nullptr || bytes == 0 || bytes > kStagedBytes ||
+      std::strcmp(device_kind(), "cpu") != 0) {
     broadcast_async(data, count, dtype, root, options)->wait();
     return;
   }

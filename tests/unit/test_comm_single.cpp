@@ -92,5 +92,7 @@ TEST(SingleRank, BindCpuDevice) {
 #ifdef SLIMTRAIN_HAVE_NCCL
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
 #endif
-  if (devices == 0) EXPECT_THROW(runtime::bind_device(rt(), "cuda", 0), ConfigError);
+  if (devices == 0) {
+    EXPECT_THROW(runtime::bind_device(rt(), "cuda", 0), ConfigError);
+  }
 }

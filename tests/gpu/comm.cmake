@@ -1,0 +1,1 @@
+slimtrain_add_gtest(NAME gpu_comm TIER gpu TIMEOUT 60 SOURCES test_comm_nccl.cpp LIBS slimtrain_comm)
