@@ -1,8 +1,136 @@
+#include <memory>
+#include <sstream>
+
 #include "slimtrain/cli/app.hpp"
-#include "slimtrain/cli/not_built.hpp"
+#include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/core/log.hpp"
+#include "slimtrain/data/agreement.hpp"
+#include "slimtrain/data/csv_source.hpp"
+#include "slimtrain/data/idx_source.hpp"
+#include "slimtrain/data/npy_source.hpp"
+#include "slimtrain/data/prep.hpp"
+#include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::cli {
+namespace {
 
-int run_prep(const std::vector<std::string>& args) { return not_built_yet("prep", "needs the HDF5 data part", args); }
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::stringstream in(text);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    if (name.empty()) SLIMTRAIN_THROW(ConfigError, "--class-names: empty name in '", text, "'");
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::string required(const CommandLine& cl, const std::string& option, const std::string& format) {
+  if (!cl.has(option))
+    SLIMTRAIN_THROW(ConfigError, "--", option, " is required for 'prep ", format, "'");
+  return cl.get<std::string>(option);
+}
+
+}  // namespace
+
+int run_prep(const std::vector<std::string>& args) {
+  CommandLine cl("prep", "slimtrain prep idx|csv|npy [options] -o OUT.h5",
+                 "Converts MNIST IDX files, numeric CSV or NumPy .npy arrays into slimtrain's HDF5 "
+                 "layout (data/README.md). Inputs may be gzipped. Under mpirun the ranks convert "
+                 "and write slices in parallel. The output appears atomically or not at all.");
+  // clang-format off
+  cl.add()
+      ("format", po::value<std::string>(), "input format: idx, csv or npy (positional)")
+      ("output,o", po::value<std::string>(), "output HDF5 file")
+      ("train-images", po::value<std::string>(), "idx: training images (idx3, .gz or raw)")
+      ("train-labels", po::value<std::string>(), "idx: training labels (idx1)")
+      ("test-images", po::value<std::string>(), "idx: test images")
+      ("test-labels", po::value<std::string>(), "idx: test labels")
+      ("train", po::value<std::string>(), "csv: training rows")
+      ("test", po::value<std::string>(), "csv: test rows")
+      ("label-column", po::value<std::string>()->default_value("last"), "csv: last, first or a 0-based column index")
+      ("header", po::bool_switch(), "csv: the first non-blank line is a header")
+      ("delimiter", po::value<std::string>()->default_value(","), "csv: one-character field delimiter")
+      ("train-x", po::value<std::string>(), "npy: training features [N, ...] (u1, i8, f4, f8)")
+      ("train-y", po::value<std::string>(), "npy: training labels [N] (any integer dtype)")
+      ("test-x", po::value<std::string>(), "npy: test features")
+      ("test-y", po::value<std::string>(), "npy: test labels")
+      ("val-fraction", po::value<double>()->default_value(0.0), "fraction of train moved to /val (seeded)")
+      ("seed", po::value<std::uint64_t>()->default_value(0), "seed of the validation split")
+      ("class-names", po::value<std::string>(), "comma-separated class names")
+      ("num-classes", po::value<std::int64_t>()->default_value(0), "number of classes (0: max label + 1)")
+      ("compress", po::value<int>()->default_value(0), "deflate level 0-9 with shuffle (0: off, fastest to read)")
+      ("chunk-bytes", po::value<std::size_t>()->default_value(std::size_t(1) << 20), "target bytes per chunk along N")
+      ("force", po::bool_switch(), "replace an existing output file");
+  // clang-format on
+  cl.positional().add("format", 1);
+  cl.set_epilog(
+      "examples:\n"
+      "  slimtrain prep idx --train-images train-images-idx3-ubyte.gz --train-labels "
+      "train-labels-idx1-ubyte.gz --test-images t10k-images-idx3-ubyte.gz --test-labels "
+      "t10k-labels-idx1-ubyte.gz --val-fraction 0.1 -o fashion.h5\n"
+      "  mpirun -np 2 slimtrain prep csv --train data.csv.gz --header -o data.h5\n"
+      "exit codes: 0 written, 2 bad option or bad input (nothing is written), 1 other failure\n");
+  if (!cl.parse(args)) return kExitOk;
+
+  if (!cl.has("format"))
+    SLIMTRAIN_THROW(ConfigError, "prep: give the input format: idx, csv or npy");
+  if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
+  const std::string format = cl.get<std::string>("format");
+  data::PrepOptions options;
+  options.output = cl.get<std::string>("output");
+  options.val_fraction = cl.get<double>("val-fraction");
+  require_range("--val-fraction", options.val_fraction, 0.0, 0.99);
+  options.seed = cl.get<std::uint64_t>("seed");
+  if (cl.has("class-names")) options.class_names = split_names(cl.get<std::string>("class-names"));
+  options.num_classes = cl.get<std::int64_t>("num-classes");
+  require_range<std::int64_t>("--num-classes", options.num_classes, 0, 1 << 24);
+  options.compress = cl.get<int>("compress");
+  require_range("--compress", options.compress, 0, 9);
+  options.chunk_bytes = cl.get<std::size_t>("chunk-bytes");
+  require_range<std::size_t>("--chunk-bytes", options.chunk_bytes, 1, std::size_t(1) << 31);
+  options.force = cl.get<bool>("force");
+
+  std::unique_ptr<data::RecordSource> train, test;
+  auto make_sources = [&] {
+    if (format == "idx") {
+      train = std::make_unique<data::IdxSource>(required(cl, "train-images", format),
+                                                required(cl, "train-labels", format));
+      if (cl.has("test-images") || cl.has("test-labels")) {
+        test = std::make_unique<data::IdxSource>(required(cl, "test-images", format),
+                                                 required(cl, "test-labels", format));
+      }
+    } else if (format == "csv") {
+      data::CsvOptions csv;
+      csv.label_column = cl.get<std::string>("label-column");
+      csv.header = cl.get<bool>("header");
+      const std::string delimiter = cl.get<std::string>("delimiter");
+      if (delimiter.size() != 1)
+        SLIMTRAIN_THROW(ConfigError, "--delimiter: '", delimiter, "' must be one character");
+      csv.delimiter = delimiter[0];
+      train = std::make_unique<data::CsvSource>(required(cl, "train", format), csv);
+      if (cl.has("test"))
+        test = std::make_unique<data::CsvSource>(cl.get<std::string>("test"), csv);
+    } else if (format == "npy") {
+      train = std::make_unique<data::NpySource>(required(cl, "train-x", format),
+                                                required(cl, "train-y", format));
+      if (cl.has("test-x") || cl.has("test-y")) {
+        test = std::make_unique<data::NpySource>(required(cl, "test-x", format),
+                                                 required(cl, "test-y", format));
+      }
+    } else {
+      SLIMTRAIN_THROW(ConfigError, "prep: unknown format '", format, "' (use idx, csv or npy)");
+    }
+  };
+
+  runtime::Runtime runtime;
+  data::on_all_ranks(runtime.world(), make_sources);
+  const data::PrepResult result =
+      data::prepare_dataset(runtime.world(), *train, test.get(), options);
+  log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
+                  ", test ", result.test, " samples, ", result.num_classes, " classes, ",
+                  runtime.size(), runtime.size() == 1 ? " rank" : " ranks");
+  return kExitOk;
+}
 
 }  // namespace slimtrain::cli

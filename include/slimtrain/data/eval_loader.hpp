@@ -1,0 +1,38 @@
+#pragma once
+/**
+ * @brief The evaluation reader: this rank's exact share of a split (eval_share), in file order,
+ * so every sample is evaluated exactly once across ranks for any world size. Shares may differ
+ * by one sample; there is no padding, and no per-batch collective is needed.
+ */
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "slimtrain/data/batch.hpp"
+#include "slimtrain/data/shard.hpp"
+#include "slimtrain/data/split_reader.hpp"
+
+namespace slimtrain::data {
+
+class EvalLoader {
+ public:
+  EvalLoader(const std::string& path, const std::string& split, int rank, int world_size,
+             std::int64_t batch_size);
+  std::int64_t local_count() const { return share_.end - share_.begin; }
+  std::int64_t global_count() const { return global_; }
+  /** @brief The first global row of this rank's share. */
+  std::int64_t first_row() const { return share_.begin; }
+  void reset() { position_ = share_.begin; }
+  bool next(Batch& out);
+  const DatasetInfo& info() const { return info_; }
+
+ private:
+  DatasetInfo info_;
+  std::unique_ptr<SplitReader> reader_;
+  Range share_{0, 0};
+  std::int64_t global_ = 0, batch_size_ = 0, position_ = 0;
+  std::vector<std::int64_t> x_shape_;
+  std::vector<std::uint8_t> raw_;
+};
+
+}  // namespace slimtrain::data

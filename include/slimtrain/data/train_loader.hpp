@@ -1,0 +1,96 @@
+#pragma once
+/**
+ * @brief The training reader: every epoch a global order from (seed, epoch), identical on all
+ * ranks; rank r takes positions [r * n/W, (r+1) * n/W) of it, so slices are disjoint and every
+ * rank runs the same number of steps. The n % W samples past the last full slice are dropped
+ * for that epoch (a different set each epoch); the last batch of an epoch may be short.
+ *
+ * memory mode: the split is loaded once; the order is a full permutation of the samples.
+ * stream mode: the order permutes chunk-aligned blocks (so reads stay sequential), a shuffle
+ * buffer of several blocks mixes samples within this rank, and a prefetch thread reads and
+ * converts ahead of the consumer.
+ */
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "slimtrain/data/batch.hpp"
+#include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/split_reader.hpp"
+
+namespace slimtrain::data {
+
+struct LoaderOptions {
+  std::int64_t batch_size = 64;
+  std::uint64_t seed = 0;
+  /** @brief auto (memory when the split fits memory_budget_bytes), memory, or stream. */
+  std::string mode = "auto";
+  std::size_t memory_budget_bytes = 2ull << 30;
+  int prefetch_batches = 4;
+  /** @brief stream mode: blocks per shuffle buffer. */
+  int shuffle_blocks = 8;
+};
+
+class TrainLoader {
+ public:
+  TrainLoader(const std::string& path, const std::string& split, int rank, int world_size,
+              const LoaderOptions& options);
+  ~TrainLoader();
+  TrainLoader(const TrainLoader&) = delete;
+  TrainLoader& operator=(const TrainLoader&) = delete;
+
+  std::int64_t steps_per_epoch() const { return steps_; }
+  /** @brief Samples this rank sees per epoch (n / world_size). */
+  std::int64_t samples_per_epoch() const { return per_rank_; }
+  /** @brief Starts `epoch`; skip_steps > 0 resumes mid-epoch at that batch. */
+  void start_epoch(std::int64_t epoch, std::int64_t skip_steps = 0);
+  /** @brief The next batch; false at the end of the epoch. */
+  bool next(Batch& out);
+  /** @brief "memory" or "stream", as chosen. */
+  const std::string& mode() const { return mode_; }
+  const DatasetInfo& info() const { return info_; }
+
+  /** @brief The source rows this rank reads in `epoch`, in order (tests, benchmarks). */
+  std::vector<std::int64_t> epoch_rows(std::int64_t epoch) const;
+
+ private:
+  struct Segment {
+    std::int64_t begin, count;
+  };
+  std::vector<Segment> stream_segments(std::int64_t epoch) const;
+  void stop_prefetch();
+  void produce(std::int64_t epoch, std::int64_t start);
+  Batch make_batch(const std::uint8_t* raw, const std::int64_t* labels, std::int64_t count) const;
+
+  DatasetInfo info_;
+  std::string split_;
+  int rank_, world_size_;
+  LoaderOptions options_;
+  std::string mode_;
+  std::unique_ptr<SplitReader> reader_;
+  std::int64_t n_ = 0, per_rank_ = 0, steps_ = 0;
+  std::vector<std::int64_t> x_shape_;
+
+  // memory mode
+  std::vector<std::uint8_t> all_x_;
+  std::vector<std::int64_t> all_y_;
+  std::vector<std::int64_t> rows_;
+  std::int64_t position_ = 0;
+
+  // stream mode
+  std::thread producer_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Batch> queue_;
+  bool producer_done_ = true;
+  bool stop_ = false;
+  std::exception_ptr producer_error_;
+};
+
+}  // namespace slimtrain::data

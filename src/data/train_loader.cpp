@@ -1,0 +1,240 @@
+#include "slimtrain/data/train_loader.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/data/shard.hpp"
+
+namespace slimtrain::data {
+namespace {
+
+// The within-window shuffle of the stream mode: its own stream per (seed, epoch, rank, window).
+std::vector<std::int64_t> window_permutation(std::int64_t n, std::uint64_t seed, std::int64_t epoch,
+                                             int rank, std::int64_t window) {
+  std::uint64_t state = seed ^ (0x5851f42d4c957f2dull * static_cast<std::uint64_t>(rank + 1));
+  const std::uint64_t mixed = splitmix64(state) ^ static_cast<std::uint64_t>(window);
+  return permutation(n, mixed, static_cast<std::uint64_t>(epoch) + 0x1000000);
+}
+
+}  // namespace
+
+TrainLoader::TrainLoader(const std::string& path, const std::string& split, int rank,
+                         int world_size, const LoaderOptions& options)
+    : info_(read_dataset_info(path)),
+      split_(split),
+      rank_(rank),
+      world_size_(world_size),
+      options_(options) {
+  if (options.batch_size < 1)
+    SLIMTRAIN_THROW(ConfigError, "--batch-size: ", options.batch_size, " must be >= 1");
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    SLIMTRAIN_THROW(ConfigError, "TrainLoader: rank ", rank, " is not in a world of ", world_size);
+  }
+  if (options.mode != "auto" && options.mode != "memory" && options.mode != "stream") {
+    SLIMTRAIN_THROW(ConfigError, "--data-mode: '", options.mode,
+                    "' must be auto, memory or stream");
+  }
+  if (!info_.has_split(split)) SLIMTRAIN_THROW(DataError, path, ": has no split '", split, "'");
+  reader_ = std::make_unique<SplitReader>(info_, split);
+  n_ = reader_->size();
+  per_rank_ = train_share_size(n_, world_size);
+  if (per_rank_ == 0) {
+    SLIMTRAIN_THROW(DataError, path, ": /", split, " has ", n_, " samples, fewer than the ",
+                    world_size, " ranks");
+  }
+  steps_ = (per_rank_ + options.batch_size - 1) / options.batch_size;
+  const std::size_t split_bytes =
+      static_cast<std::size_t>(n_) * (reader_->sample_bytes() + sizeof(std::int64_t));
+  mode_ = options.mode == "auto"
+              ? (split_bytes <= options.memory_budget_bytes ? "memory" : "stream")
+              : options.mode;
+  const std::vector<std::int64_t> input = info_.input_shape();
+  x_shape_.assign(input.begin(), input.end());
+  if (mode_ == "memory") {
+    all_x_.resize(static_cast<std::size_t>(n_) * reader_->sample_bytes());
+    all_y_.resize(static_cast<std::size_t>(n_));
+    reader_->read_x(0, n_, all_x_.data());
+    reader_->read_y(0, n_, all_y_.data());
+  }
+}
+
+TrainLoader::~TrainLoader() {
+  stop_prefetch();
+}
+
+std::vector<TrainLoader::Segment> TrainLoader::stream_segments(std::int64_t epoch) const {
+  const std::int64_t block = reader_->block_rows();
+  const std::int64_t blocks = (n_ + block - 1) / block;
+  const std::vector<std::int64_t> order =
+      permutation(blocks, options_.seed, static_cast<std::uint64_t>(epoch));
+  // This rank's positions [first, last) of the concatenated permuted blocks.
+  const std::int64_t first = rank_ * per_rank_, last = first + per_rank_;
+  std::vector<Segment> segments;
+  std::int64_t position = 0;
+  for (std::int64_t b : order) {
+    const std::int64_t begin = b * block, count = std::min(block, n_ - begin);
+    const std::int64_t lo = std::max(position, first), hi = std::min(position + count, last);
+    if (lo < hi) segments.push_back({begin + (lo - position), hi - lo});
+    position += count;
+    if (position >= last) break;
+  }
+  return segments;
+}
+
+std::vector<std::int64_t> TrainLoader::epoch_rows(std::int64_t epoch) const {
+  if (mode_ == "memory") {
+    const std::vector<std::int64_t> order =
+        permutation(n_, options_.seed, static_cast<std::uint64_t>(epoch));
+    return {order.begin() + rank_ * per_rank_, order.begin() + (rank_ + 1) * per_rank_};
+  }
+  std::vector<std::int64_t> base;
+  for (const Segment& s : stream_segments(epoch))
+    for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
+  const std::int64_t window = reader_->block_rows() * std::max(1, options_.shuffle_blocks);
+  std::vector<std::int64_t> rows(base.size());
+  for (std::int64_t a = 0, w = 0; a < per_rank_; a += window, ++w) {
+    const std::int64_t len = std::min(window, per_rank_ - a);
+    const std::vector<std::int64_t> p = window_permutation(len, options_.seed, epoch, rank_, w);
+    for (std::int64_t k = 0; k < len; ++k)
+      rows[static_cast<std::size_t>(a + k)] =
+          base[static_cast<std::size_t>(a + p[static_cast<std::size_t>(k)])];
+  }
+  return rows;
+}
+
+void TrainLoader::stop_prefetch() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (producer_.joinable()) producer_.join();
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.clear();
+  stop_ = false;
+  producer_done_ = true;
+  producer_error_ = nullptr;
+}
+
+void TrainLoader::start_epoch(std::int64_t epoch, std::int64_t skip_steps) {
+  if (skip_steps < 0 || skip_steps > steps_) {
+    SLIMTRAIN_THROW(ConfigError, "resume: skip of ", skip_steps, " steps is outside [0, ", steps_,
+                    "]");
+  }
+  stop_prefetch();
+  position_ = skip_steps * options_.batch_size;
+  if (mode_ == "memory") {
+    rows_ = epoch_rows(epoch);
+    return;
+  }
+  producer_done_ = false;
+  producer_ = std::thread([this, epoch] { produce(epoch, position_); });
+}
+
+Batch TrainLoader::make_batch(const std::uint8_t* raw, const std::int64_t* labels,
+                              std::int64_t count) const {
+  std::vector<std::int64_t> shape{count};
+  shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
+  Batch batch{torch::empty(shape, torch::kFloat32), torch::empty({count}, torch::kInt64)};
+  reader_->normalize(raw, count, batch.x.data_ptr<float>());
+  std::memcpy(batch.y.data_ptr<std::int64_t>(), labels,
+              static_cast<std::size_t>(count) * sizeof(std::int64_t));
+  return batch;
+}
+
+void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
+  try {
+    const std::size_t sample_bytes = reader_->sample_bytes();
+    const std::int64_t batch = options_.batch_size;
+    const std::int64_t window = reader_->block_rows() * std::max(1, options_.shuffle_blocks);
+    std::vector<std::int64_t> base;
+    for (const Segment& s : stream_segments(epoch))
+      for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
+    std::vector<std::uint8_t> window_x, batch_x(static_cast<std::size_t>(batch) * sample_bytes);
+    std::vector<std::int64_t> window_y, batch_y(static_cast<std::size_t>(batch));
+    std::int64_t filled = 0;
+    for (std::int64_t w = start / window; w * window < per_rank_; ++w) {
+      const std::int64_t a = w * window, len = std::min(window, per_rank_ - a);
+      window_x.resize(static_cast<std::size_t>(len) * sample_bytes);
+      window_y.resize(static_cast<std::size_t>(len));
+      // Runs of consecutive rows become one hyperslab read each.
+      for (std::int64_t i = 0; i < len;) {
+        std::int64_t j = i + 1;
+        while (j < len && base[static_cast<std::size_t>(a + j)] ==
+                              base[static_cast<std::size_t>(a + j - 1)] + 1)
+          ++j;
+        reader_->read_x(base[static_cast<std::size_t>(a + i)], j - i,
+                        window_x.data() + static_cast<std::size_t>(i) * sample_bytes);
+        reader_->read_y(base[static_cast<std::size_t>(a + i)], j - i, window_y.data() + i);
+        i = j;
+      }
+      const std::vector<std::int64_t> p = window_permutation(len, options_.seed, epoch, rank_, w);
+      for (std::int64_t k = std::max<std::int64_t>(0, start - a); k < len; ++k) {
+        const auto src = static_cast<std::size_t>(p[static_cast<std::size_t>(k)]);
+        std::memcpy(batch_x.data() + static_cast<std::size_t>(filled) * sample_bytes,
+                    window_x.data() + src * sample_bytes, sample_bytes);
+        batch_y[static_cast<std::size_t>(filled)] = window_y[src];
+        ++filled;
+        if (filled == batch || a + k + 1 == per_rank_) {
+          Batch b = make_batch(batch_x.data(), batch_y.data(), filled);
+          filled = 0;
+          std::unique_lock<std::mutex> lock(mutex_);
+          changed_.wait(lock, [&] {
+            return stop_ ||
+                   static_cast<int>(queue_.size()) < std::max(1, options_.prefetch_batches);
+          });
+          if (stop_) return;
+          queue_.push_back(std::move(b));
+          changed_.notify_all();
+        }
+      }
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    producer_error_ = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  producer_done_ = true;
+  changed_.notify_all();
+}
+
+bool TrainLoader::next(Batch& out) {
+  if (mode_ == "memory") {
+    if (rows_.empty()) start_epoch(0);
+    if (position_ >= per_rank_) return false;
+    const std::int64_t count = std::min(options_.batch_size, per_rank_ - position_);
+    std::vector<std::int64_t> shape{count};
+    shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
+    out.x = torch::empty(shape, torch::kFloat32);
+    out.y = torch::empty({count}, torch::kInt64);
+    float* x = out.x.data_ptr<float>();
+    std::int64_t* y = out.y.data_ptr<std::int64_t>();
+    const std::size_t sample_bytes = reader_->sample_bytes();
+    const std::int64_t elements = info_.sample_elements();
+    for (std::int64_t i = 0; i < count; ++i) {
+      const auto row = static_cast<std::size_t>(rows_[static_cast<std::size_t>(position_ + i)]);
+      reader_->normalize(all_x_.data() + row * sample_bytes, 1, x + i * elements);
+      y[i] = all_y_[row];
+    }
+    position_ += count;
+    return true;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (producer_done_ && queue_.empty() && !producer_.joinable()) {
+    lock.unlock();
+    start_epoch(0);
+    lock.lock();
+  }
+  changed_.wait(lock, [&] { return !queue_.empty() || producer_done_; });
+  if (!queue_.empty()) {
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    changed_.notify_all();
+    return true;
+  }
+  if (producer_error_) std::rethrow_exception(producer_error_);
+  return false;
+}
+
+}  // namespace slimtrain::data
