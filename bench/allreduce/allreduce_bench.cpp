@@ -48,9 +48,10 @@ int main(int argc, char** argv) {
   auto comm = comm::make_mpi_communicator(rt, "bench");  // default chunk_bytes, default deadlines
 
   if (rt.rank() == 0) {
-    std::printf("# all-reduce float32 sum, np=%d, in place; slimtrain = Communicator::all_reduce "
-                "with chunk_bytes=%zu and deadlines on\n",
-                n, comm::CommConfig{}.chunk_bytes);
+    std::printf(
+        "# all-reduce float32 sum, np=%d, in place; slimtrain = Communicator::all_reduce "
+        "with chunk_bytes=%zu and deadlines on\n",
+        n, comm::CommConfig{}.chunk_bytes);
     std::printf("%10s %12s %10s %10s %12s %10s %10s %7s\n", "size", "plain_us", "algbw", "busbw",
                 "chunked_us", "algbw", "busbw", "ratio");
   }
@@ -68,8 +69,8 @@ int main(int argc, char** argv) {
     const double a_plain = bytes / plain / 1e9, a_chunked = bytes / chunked / 1e9;
     if (rt.rank() == 0) {
       std::printf("%10s %12.1f %10.2f %10.2f %12.1f %10.2f %10.2f %7.2f\n", human(bytes).c_str(),
-                  plain * 1e6, a_plain, a_plain * bus, chunked * 1e6, a_chunked,
-                  a_chunked * bus, plain / chunked);
+                  plain * 1e6, a_plain, a_plain * bus, chunked * 1e6, a_chunked, a_chunked * bus,
+                  plain / chunked);
     }
     if (bytes == 64 * MiB) {
       plain64 = a_plain;
