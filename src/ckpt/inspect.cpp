@@ -55,7 +55,15 @@ int inspect_checkpoint(const std::string& path, bool as_json) {
   const std::string dir = resolve(path);
   const VerifyDetail detail = verify_checkpoint(dir);
   const json& m = detail.manifest;
-  const json& s = detail.state;
+  json s = detail.state;
+  if (!s.is_object()) {
+    // Verification stops at the first problem; still show the counters when state.json parses.
+    try {
+      s = json::parse(read_whole_file(dir + "/" + kStateFile));
+    } catch (const std::exception&) {
+      s = nullptr;
+    }
+  }
 
   std::uint64_t tensor_bytes = 0;
   std::size_t tensor_count = 0;
