@@ -218,3 +218,23 @@ TEST(Model, BadSpecsNameTheOption) {
   EXPECT_EQ(mlp->forward(torch::randn({4, 6})).logits.size(0), 4);
   EXPECT_THROW(mlp->forward(torch::randn({4, 7})), DataError);
 }
+
+TEST(Model, EachModelFitsATinyBatch) {
+  for (const std::string name : {"mlp", "cnn-small", "vit-tiny"}) {
+    torch::manual_seed(5);
+    auto net = model::make_model(spec_of(name, {1, 28, 28}, 4));
+    const auto x = torch::randn({16, 1, 28, 28});
+    const auto y = torch::arange(16, torch::kLong) % 4;
+    torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+    const double first = net->forward(x, y).loss.item<double>();
+    double last = first;
+    for (int step = 0; step < 40; ++step) {
+      sgd.zero_grad();
+      auto loss = net->forward(x, y).loss;
+      loss.backward();
+      sgd.step();
+      last = loss.item<double>();
+    }
+    EXPECT_LT(last, 0.5 * first) << name << ": loss " << first << " -> " << last;
+  }
+}
