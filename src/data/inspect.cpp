@@ -77,7 +77,9 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
   out << "\n";
   for (const SplitInfo& s : info.splits) {
     out << "  /" << s.name << ": " << s.size << " samples, x " << element_name(s.x_type) << " ["
-        << s.size << ", " << shape_text(info.sample_shape) << "], y int64 [" << s.size << "], ";
+        << s.size;
+    for (std::int64_t d : info.sample_shape) out << ", " << d;
+    out << "], y [" << s.size << "], ";
     if (s.chunk_rows > 0) {
       out << "chunks of " << s.chunk_rows << " rows" << (s.compressed ? ", compressed" : "")
           << "\n";

@@ -165,6 +165,11 @@ PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const Recor
   namespace fs = std::filesystem;
   const fs::path output = options.output;
 
+  if (!options.class_names.empty() && options.num_classes > 0 &&
+      static_cast<std::int64_t>(options.class_names.size()) != options.num_classes) {
+    SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
+                    " names given but --num-classes is ", options.num_classes);
+  }
   on_all_ranks(comm, [&] {
     if (rank != 0) return;
     if (fs::exists(output) && !options.force) {
@@ -232,11 +237,6 @@ PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const Recor
                        : !options.class_names.empty()
                            ? static_cast<std::int64_t>(options.class_names.size())
                            : max_label + 1;
-  if (!options.class_names.empty() &&
-      static_cast<std::int64_t>(options.class_names.size()) != result.num_classes) {
-    SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
-                    " names given but there are ", result.num_classes, " classes");
-  }
   on_all_ranks(comm, [&] {
     for (const SplitBuffer& s : splits) check_labels(s, result.num_classes);
   });

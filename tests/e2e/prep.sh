@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# slimtrain prep and inspect as a user runs them: each input format converts, every bad input
+# exits 2 naming the file and position and leaves nothing behind, the output is atomic, two
+# ranks write the same file as one, and the real Fashion-MNIST converts and validates.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+"$PY" -c "import numpy, h5py" 2>/dev/null || { echo "skipped: /usr/bin/python3 lacks numpy/h5py"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+in=$work/in
+dst=$work/out
+mkdir -p "$in" "$dst"
+"$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/data_files.py" inputs "$in" || exit 1
+S=$SLIMTRAIN_BIN
+idx_ok=(--train-images "$in/train-images.gz" --train-labels "$in/train-labels.gz"
+        --test-images "$in/test-images" --test-labels "$in/test-labels")
+nothing_left() { [ -z "$(ls -A "$dst")" ] || { echo "  left behind: $(ls -A "$dst")"; return 1; }; }
+
+check "idx converts" expect_rc 0 "$S" prep idx "${idx_ok[@]}" --class-names a,b,c,d -o "$dst/idx.h5"
+check "  h5py reads it back exactly" "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/data_files.py" check-prep "$dst/idx.h5" "$in"
+check "  inspect --validate" expect_rc 0 "$S" inspect --validate "$dst/idx.h5"
+check "  reports splits and histogram" contains "/test: 7 samples, x uint8"
+check "  and labels" contains "labels: a=13 b=12 c=12 d=13"
+check "existing output refused" expect_rc 2 "$S" prep idx "${idx_ok[@]}" -o "$dst/idx.h5"
+check "  naming --force" contains "pass --force"
+check "--force replaces" expect_rc 0 "$S" prep idx "${idx_ok[@]}" --val-fraction 0.2 --compress 4 --force -o "$dst/idx.h5"
+check "  val split and compression" expect_rc 0 "$S" inspect "$dst/idx.h5"
+check "  /val holds 10" contains "/val: 10 samples"
+check "  compressed" contains "compressed"
+check "two ranks write the same file" expect_rc 0 "$MPIEXEC" -np 2 "$S" prep idx "${idx_ok[@]}" --val-fraction 0.2 --compress 4 -o "$dst/idx2.h5"
+check "  identical content" h5diff "$dst/idx.h5" "$dst/idx2.h5"
+check "csv converts (gzip, header)" expect_rc 0 "$S" prep csv --train "$in/train.csv.gz" --header -o "$dst/csv.h5"
+check "  4 classes, 3 features" expect_rc 0 "$S" inspect --validate "$dst/csv.h5"
+check "  as features" contains "x float32 \[50, 3\]"
+check "npy converts" expect_rc 0 "$S" prep npy --train-x "$in/x.npy" --train-y "$in/y.npy" -o "$dst/npy.h5"
+check "  as [N, C, H, W]" expect_rc 0 "$S" inspect "$dst/npy.h5"
+check "  shape" contains "model input 1 x 3 x 4"
+check "npy f8 converts" expect_rc 0 "$S" prep npy --train-x "$in/x-f8.npy" --train-y "$in/y.npy" -o "$dst/f8.h5"
+rm -f "$dst"/*
+
+bad() {  # bad "description" "expected text" prep-args...
+  local what=$1 text=$2; shift 2
+  check "$what exits 2" expect_rc 2 "$S" prep "$@" -o "$dst/bad.h5"
+  check "  names it: $text" contains "$text"
+  check "  leaves nothing" nothing_left
+}
+bad "wrong IDX magic" "bad-magic: not an IDX file: wrong magic" idx --train-images "$in/bad-magic" --train-labels "$in/train-labels.gz"
+bad "truncated IDX" "truncated-images: truncated IDX file" idx --train-images "$in/truncated-images" --train-labels "$in/train-labels.gz"
+bad "count mismatch" "holds 50 images but .*short-labels holds 49 labels" idx --train-images "$in/train-images.gz" --train-labels "$in/short-labels"
+bad "float IDX" "unsupported IDX element type 0xd" idx --train-images "$in/float-images" --train-labels "$in/train-labels.gz"
+bad "label out of range" "train-images.gz: record 1 has label 3, outside \[0, 3)" idx "${idx_ok[@]}" --num-classes 3
+bad "ragged CSV" "ragged.csv: line 10 has 3 fields, expected 4" csv --train "$in/ragged.csv"
+bad "non-numeric CSV" "word.csv: line 5, column 2: 'abc' is not a number" csv --train "$in/word.csv"
+bad "NaN feature" "nan.csv: line 7, column 2: feature 'nan' is NaN" csv --train "$in/nan.csv"
+bad "NPY float16" "x-f2.npy: unsupported .npy dtype '<f2'" npy --train-x "$in/x-f2.npy" --train-y "$in/y.npy"
+bad "NPY Fortran order" "x-fortran.npy: Fortran-order" npy --train-x "$in/x-fortran.npy" --train-y "$in/y.npy"
+bad "missing input" "nope.gz: cannot open" idx --train-images "$in/nope.gz" --train-labels "$in/train-labels.gz"
+bad "missing option" "--train-labels is required" idx --train-images "$in/train-images.gz"
+bad "bad --compress" "--compress: 12 is outside" idx "${idx_ok[@]}" --compress 12
+bad "class-name count" "--class-names: 2 names" idx "${idx_ok[@]}" --class-names a,b --num-classes 4
+bad "labels past the class names" "label 3, outside \[0, 2)" idx "${idx_ok[@]}" --class-names a,b
+check "bad input under mpirun -np 2 ends both ranks" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" prep csv --train "$in/ragged.csv" -o "$dst/bad.h5"
+check "  naming the line" contains "ragged.csv: line 10"
+check "  leaves nothing" nothing_left
+
+check "inspect of a non-HDF5 file exits 2" expect_rc 2 "$S" inspect "$in/x.npy"
+check "  naming it" contains "x.npy: not an HDF5 file"
+check "inspect of a directory dispatches to checkpoints" expect_rc 2 "$S" inspect "$in"
+check "  and says so" contains "is a directory"
+
+fm=/usr/share/datasets/fashion-mnist
+if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then
+  check "Fashion-MNIST converts" expect_rc 0 "$S" prep idx --train-images "$fm/train-images-idx3-ubyte.gz" \
+    --train-labels "$fm/train-labels-idx1-ubyte.gz" --test-images "$fm/t10k-images-idx3-ubyte.gz" \
+    --test-labels "$fm/t10k-labels-idx1-ubyte.gz" --val-fraction 0.1 -o "$dst/fashion.h5" \
+    --class-names "T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle boot"
+  check "  validates" expect_rc 0 "$S" inspect --validate "$dst/fashion.h5"
+  check "  54000 train" contains "/train: 54000 samples, x uint8"
+  check "  10000 test, balanced" contains "Ankle boot=1000"
+  check "  mean 72.94" contains "mean/std (train, per channel): 72.9"
+else
+  echo "note: dataset-fashion-mnist not installed; real-data case not run"
+fi
+finish
