@@ -2,7 +2,7 @@
 
   data_files.py inputs DIR          small IDX/CSV/NPY inputs, good and bad, with known values
   data_files.py check-prep H5 DIR   a prep output read back by h5py must equal the inputs exactly
-  data_files.py write-h5py H5 [--fixed-strings]
+  data_files.py write-h5py H5 [--fixed-strings] [--bad-label]
                                      a file written the way users write one with h5py
 """
 import gzip
@@ -88,12 +88,14 @@ def check_prep(h5, d):
     print("h5py read back", h5, "exactly")
 
 
-def write_h5py(h5, fixed):
+def write_h5py(h5, fixed, broken=False):
     import h5py
 
     n, c = 10, 3
     x = ((np.arange(n * c * H * W) * 7) % 256).astype(np.uint8).reshape(n, c, H, W)
     y = (np.arange(n) % 3).astype(np.int32)
+    if broken:
+        y[3] = 7
     with h5py.File(h5, "w") as f:
         if fixed:
             f.attrs["format"] = np.bytes_("slimtrain")
@@ -118,6 +120,6 @@ if __name__ == "__main__":
     elif sys.argv[1] == "check-prep":
         check_prep(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "write-h5py":
-        write_h5py(sys.argv[2], "--fixed-strings" in sys.argv)
+        write_h5py(sys.argv[2], "--fixed-strings" in sys.argv, "--bad-label" in sys.argv)
     else:
         sys.exit(f"unknown mode {sys.argv[1]}")

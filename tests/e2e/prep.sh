@@ -68,6 +68,18 @@ check "  naming it" contains "x.npy: not an HDF5 file"
 check "inspect of a directory dispatches to checkpoints" expect_rc 2 "$S" inspect "$in"
 check "  and says so" contains "is a directory"
 
+for variant in "" --fixed-strings; do
+  "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/data_files.py" write-h5py "$dst/user.h5" $variant
+  check "h5py-written file ${variant:-(vlen strings)} validates" expect_rc 0 "$S" inspect --validate "$dst/user.h5"
+  check "  [N, C, H, W] images" contains "model input 3 x 3 x 4"
+  check "  class names" contains "classes: 3 (cat, dog, eel)"
+  rm -f "$dst/user.h5"
+done
+"$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/data_files.py" write-h5py "$dst/user.h5" --bad-label
+check "label out of range fails --validate" expect_rc 2 "$S" inspect --validate "$dst/user.h5"
+check "  naming dataset and row" contains "user.h5: /train/y row 3: label 7 is outside \[0, 3)"
+rm -f "$dst/user.h5"
+
 fm=/usr/share/datasets/fashion-mnist
 if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then
   check "Fashion-MNIST converts" expect_rc 0 "$S" prep idx --train-images "$fm/train-images-idx3-ubyte.gz" \

@@ -1,3 +1,10 @@
 slimtrain_add_gtest(NAME unit_data TIER unit TIMEOUT 60
   SOURCES test_data_parsers.cpp test_data_shard.cpp
   LIBS slimtrain_dataio ZLIB::ZLIB)
+
+# Reads files that /usr/bin/python3's h5py writes at test time (skips without h5py).
+slimtrain_add_gtest(NAME unit_data_interop TIER unit TIMEOUT 60
+  SOURCES test_data_interop.cpp
+  LIBS slimtrain_data)
+slimtrain_use_torch(unit_data_interop)
+target_compile_definitions(unit_data_interop PRIVATE SLIMTRAIN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
