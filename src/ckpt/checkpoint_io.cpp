@@ -119,7 +119,12 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
                              std::optional<double> metric) {
   if (state.step < 0)
     SLIMTRAIN_THROW(ConfigError, "checkpoint step must be >= 0, got ", state.step);
-  make_directories(checkpoints);
+  std::error_code ec;
+  if (!fs::is_directory(checkpoints, ec)) {
+    make_directories(checkpoints);
+    // The new directory's own entry must survive a power loss too.
+    fsync_directory(fs::path(checkpoints).parent_path().string());
+  }
   remove_stale_entries(checkpoints);
 
   const std::string name = step_dir_name(state.step);
@@ -202,7 +207,6 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   fsync_directory(tmp);
   crash_point("after-manifest");
 
-  std::error_code ec;
   if (fs::exists(final_dir, ec)) {
     // Same step written again (e.g. after a resume): swap atomically, so step-N is always whole;
     // the guard then deletes the old contents, now at `tmp`.

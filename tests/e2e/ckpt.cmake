@@ -1,0 +1,7 @@
+# A tiny writer of real checkpoints for the e2e scripts (no MPI, no data file needed).
+add_executable(ckpt_fixture ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_fixture.cpp)
+target_link_libraries(ckpt_fixture PRIVATE slimtrain_ckpt)
+slimtrain_use_torch(ckpt_fixture)
+
+slimtrain_add_e2e(NAME e2e_ckpt_export COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_export.sh
+  TIMEOUT 120 LABELS ckpt ENV CKPT_FIXTURE=$<TARGET_FILE:ckpt_fixture>)
