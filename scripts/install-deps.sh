@@ -9,6 +9,7 @@ packages=(
   libboost-program-options-dev libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev zlib1g-dev dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -36,6 +36,15 @@ IdxArray parse_idx(const std::uint8_t* bytes, std::size_t size, const std::strin
     if (total > (std::uint64_t(1) << 40))
       SLIMTRAIN_THROW(DataError, name, ": IDX dimensions are implausibly large");
   }
+  // A zero count would hide absurd sample dimensions from the total: bound one sample too.
+  std::uint64_t per_sample = 1;
+  for (std::size_t d = 1; d < out.dims.size(); ++d) {
+    per_sample *= static_cast<std::uint64_t>(out.dims[d]);
+    if (per_sample > (std::uint64_t(1) << 31)) {
+      SLIMTRAIN_THROW(DataError, name,
+                      ": IDX sample dimensions are implausibly large (over 2 GiB per sample)");
+    }
+  }
   const std::uint64_t payload = size - header;
   if (payload < total) {
     const std::uint64_t per_record = out.dims[0] ? total / out.dims[0] : 1;
@@ -78,6 +87,10 @@ void IdxSource::parse() {
   if (images_.dims[0] != labels_.dims[0]) {
     SLIMTRAIN_THROW(DataError, images_name_, " holds ", images_.dims[0], " images but ",
                     labels_name_, " holds ", labels_.dims[0], " labels");
+  }
+  if (images_.dims[1] == 0 || images_.dims[2] == 0) {
+    SLIMTRAIN_THROW(DataError, images_name_, ": IDX images have an empty dimension (",
+                    images_.dims[1], " x ", images_.dims[2], ")");
   }
   count_ = images_.dims[0];
   shape_ = {images_.dims[1], images_.dims[2]};

@@ -89,7 +89,7 @@ NpyArray parse_npy(const std::uint8_t* bytes, std::size_t size, const std::strin
   const std::string shape = header_value(header, "shape", name);
   if (shape.empty() || shape.front() != '(')
     SLIMTRAIN_THROW(DataError, name, ": malformed .npy shape '", shape, "'");
-  std::uint64_t total = 1;
+  std::uint64_t total = 1, per_sample = 1;
   std::size_t p = 1;
   while (p < shape.size()) {
     while (p < shape.size() && (shape[p] == ' ' || shape[p] == ',')) ++p;
@@ -105,6 +105,11 @@ NpyArray parse_npy(const std::uint8_t* bytes, std::size_t size, const std::strin
     if (!digits) SLIMTRAIN_THROW(DataError, name, ": malformed .npy shape '", shape, "'");
     out.shape.push_back(static_cast<std::int64_t>(v));
     total *= v;
+    per_sample *= out.shape.size() > 1 ? v : 1;
+    if (per_sample > (std::uint64_t(1) << 31)) {
+      SLIMTRAIN_THROW(DataError, name,
+                      ": .npy sample dimensions are implausibly large (over 2 GiB per sample)");
+    }
     if (total > (std::uint64_t(1) << 40) || out.shape.size() > 8) {
       SLIMTRAIN_THROW(DataError, name, ": .npy shape is implausibly large");
     }
@@ -152,6 +157,10 @@ void NpySource::parse() {
   if (x_.shape[0] != y_.shape[0]) {
     SLIMTRAIN_THROW(DataError, x_name_, " holds ", x_.shape[0], " samples but ", y_name_, " holds ",
                     y_.shape[0], " labels");
+  }
+  for (std::size_t d = 1; d < x_.shape.size(); ++d) {
+    if (x_.shape[d] == 0)
+      SLIMTRAIN_THROW(DataError, x_name_, ": features have an empty dimension ", d);
   }
   count_ = x_.shape[0];
   shape_.assign(x_.shape.begin() + 1, x_.shape.end());

@@ -2,3 +2,9 @@
 # h5py reading prep's output, and the real Fashion-MNIST (about 2 s).
 slimtrain_add_e2e(NAME e2e_prep COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep.sh TIMEOUT 120
                   LABELS data)
+
+# Parser fuzzers: a separate clang-14 build of fuzz/ inside this build tree, ~10 s per target.
+# Skipped (exit 77) without clang-14 or libclang-rt-14-dev.
+slimtrain_add_e2e(NAME e2e_fuzz_smoke
+                  COMMAND ${PROJECT_SOURCE_DIR}/fuzz/smoke.sh ${CMAKE_BINARY_DIR}/fuzz-smoke 10
+                  TIMEOUT 180 LABELS fuzz data)

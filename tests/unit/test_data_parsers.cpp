@@ -112,6 +112,15 @@ TEST(IdxSource, RejectsBadInput) {
         sd::IdxSource(idx({2, 2, 2}, pattern(8)), "img", idx({2}, {0}), "lab.idx");
       },
       {"lab.idx", "truncated"});
+  // Found by fuzz_idx: no records hid absurd sample sizes; empty samples reached memcpy(null).
+  const Bytes huge = idx({0, 0x14030808, 0x1403}, {});
+  expect_data_error([&] { sd::parse_idx(huge.data(), huge.size(), "huge.idx"); },
+                    {"huge.idx", "implausibly large"});
+  expect_data_error(
+      [] {
+        sd::IdxSource(idx({8, 0, 2}, {}), "empty.idx", idx({8}, pattern(8)), "l");
+      },
+      {"empty.idx", "empty dimension"});
 }
 
 TEST(InputFile, ReadsGzipAndRawAndNamesCorruption) {
