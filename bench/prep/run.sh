@@ -1,0 +1,9 @@
+#!/bin/sh
+# Runs bench_prep at one rank and two. Usage: bench/prep/run.sh [build-dir] [data-dir]
+set -e
+build=${1:-build}
+data=${2:-/usr/share/datasets/fashion-mnist}
+bin="$build/bench/prep/bench_prep"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+"$bin" "$data"
+mpirun -np 2 "$bin" "$data"
