@@ -1,8 +1,30 @@
 #include "slimtrain/cli/app.hpp"
-#include "slimtrain/cli/not_built.hpp"
+#include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/eval/eval_job.hpp"
 
 namespace slimtrain::cli {
 
-int run_eval(const std::vector<std::string>& args) { return not_built_yet("eval", "needs the trainer", args); }
+int run_eval(const std::vector<std::string>& args) {
+  eval::EvalJobConfig c;
+  CommandLine cl("eval", "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json]",
+                 "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
+                 "once, no padding), then one reduction of loss sum, count and the confusion matrix.");
+  // clang-format off
+  cl.add()
+    ("data", po::value(&c.data)->required(), "HDF5 data file")
+    ("checkpoint", po::value(&c.checkpoint)->required(), "checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN)")
+    ("split", po::value(&c.split)->default_value(c.split), "train, val or test")
+    ("batch-size", po::value(&c.batch_size)->default_value(c.batch_size), "evaluation batch per rank")
+    ("device", po::value(&c.device)->default_value(c.device), "cpu or cuda")
+    ("threads", po::value(&c.threads)->default_value(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
+    ("deadline", po::value(&c.deadline_s)->default_value(c.deadline_s), "seconds the reduction may wait for a late rank")
+    ("json", po::bool_switch(&c.json), "print one JSON object instead of the table");
+  // clang-format on
+  if (!cl.parse(args)) return kExitOk;
+  require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
+  require_range<int>("--threads", c.threads, 0, 4096);
+  require_range<double>("--deadline", c.deadline_s, 0.001, 86400.0);
+  return eval::run_eval_job(c);
+}
 
 }  // namespace slimtrain::cli

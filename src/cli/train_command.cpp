@@ -1,8 +1,147 @@
+#include <sstream>
+
 #include "slimtrain/cli/app.hpp"
-#include "slimtrain/cli/not_built.hpp"
+#include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/train/trainer.hpp"
 
 namespace slimtrain::cli {
+namespace {
 
-int run_train(const std::vector<std::string>& args) { return not_built_yet("train", "needs the trainer", args); }
+std::vector<std::int64_t> parse_widths(const std::string& text) {
+  std::vector<std::int64_t> widths;
+  std::istringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    try {
+      std::size_t used = 0;
+      const long long w = std::stoll(part, &used);
+      if (used != part.size() || w <= 0) throw std::invalid_argument(part);
+      widths.push_back(w);
+    } catch (const std::exception&) {
+      SLIMTRAIN_THROW(ConfigError, "--mlp-widths: '", text, "' is not a comma-separated list of positive widths");
+    }
+  }
+  if (widths.empty()) SLIMTRAIN_THROW(ConfigError, "--mlp-widths: at least one width is needed");
+  return widths;
+}
+
+template <typename T>
+T one_of(const std::string& option, const T& value, std::initializer_list<T> allowed) {
+  for (const T& a : allowed)
+    if (a == value) return value;
+  std::ostringstream list;
+  for (const T& a : allowed) list << (list.tellp() > 0 ? ", " : "") << a;
+  SLIMTRAIN_THROW(ConfigError, option, ": '", value, "' is not one of ", list.str());
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& args) {
+  train::TrainConfig c;
+  CommandLine cl("train", "mpirun -np N slimtrain train --data F.h5 --out RUN_DIR [options]",
+                 "Trains a classifier data-parallel: every rank reads its shard of the HDF5 file,\n"
+                 "gradients are averaged in buckets overlapped with backward, every collective has a\n"
+                 "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
+                 "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
+  std::string widths = "256,128", overlap = "true";
+  double bucket_mb = 4, chunk_mb = 4;
+  // clang-format off
+  cl.add()
+    ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
+    ("out", po::value(&c.out)->required(), "run directory: metrics.jsonl and checkpoints/")
+    ("model", po::value(&c.model)->default_value(c.model), "mlp, cnn-small or vit-tiny")
+    ("mlp-widths", po::value(&widths)->default_value(widths), "hidden widths of mlp, comma-separated")
+    ("vit-patch", po::value(&c.vit_patch)->default_value(c.vit_patch), "vit-tiny patch size")
+    ("vit-dim", po::value(&c.vit_dim)->default_value(c.vit_dim), "vit-tiny embedding width")
+    ("vit-depth", po::value(&c.vit_depth)->default_value(c.vit_depth), "vit-tiny encoder layers")
+    ("vit-heads", po::value(&c.vit_heads)->default_value(c.vit_heads), "vit-tiny attention heads")
+    ("epochs", po::value(&c.epochs)->default_value(c.epochs), "passes over the training split")
+    ("max-steps", po::value(&c.max_steps)->default_value(c.max_steps), "stop after this many steps (0: epochs decide)")
+    ("batch-size", po::value(&c.batch_size)->default_value(c.batch_size), "samples per rank per step (remainder of an epoch is dropped)")
+    ("seed", po::value(&c.seed)->default_value(c.seed), "seed of initial weights and data order")
+    ("optimizer", po::value(&c.optim.name)->default_value(c.optim.name), "sgd or adamw")
+    ("lr", po::value(&c.optim.lr)->default_value(c.optim.lr), "peak learning rate")
+    ("momentum", po::value(&c.optim.momentum)->default_value(c.optim.momentum), "SGD momentum")
+    ("nesterov", po::value(&c.optim.nesterov)->default_value(c.optim.nesterov), "SGD Nesterov momentum")
+    ("weight-decay", po::value(&c.optim.weight_decay)->default_value(c.optim.weight_decay), "weight decay (decoupled for adamw)")
+    ("schedule", po::value(&c.schedule.kind)->default_value(c.schedule.kind), "constant, cosine or step")
+    ("warmup-steps", po::value(&c.schedule.warmup_steps)->default_value(c.schedule.warmup_steps), "linear warmup steps")
+    ("min-lr-ratio", po::value(&c.schedule.min_lr_ratio)->default_value(c.schedule.min_lr_ratio), "cosine floor as a fraction of --lr")
+    ("step-every", po::value(&c.schedule.step_every)->default_value(c.schedule.step_every), "step schedule: decay every N steps")
+    ("step-gamma", po::value(&c.schedule.step_gamma)->default_value(c.schedule.step_gamma), "step schedule: decay factor")
+    ("clip-grad-norm", po::value(&c.clip_grad_norm)->default_value(c.clip_grad_norm), "clip the global gradient norm (0: off)")
+    ("label-smoothing", po::value(&c.label_smoothing)->default_value(c.label_smoothing), "label smoothing of the loss")
+    ("device", po::value(&c.device)->default_value(c.device), "cpu, or cuda (one GPU per local rank)")
+    ("threads", po::value(&c.threads)->default_value(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
+    ("data-mode", po::value(&c.data_mode)->default_value(c.data_mode), "auto, memory or stream")
+    ("memory-budget-mb", po::value(&c.memory_budget_mb)->default_value(c.memory_budget_mb), "auto mode loads the shard into memory below this")
+    ("bucket-mb", po::value(&bucket_mb)->default_value(bucket_mb), "gradient bucket size in MiB")
+    ("chunk-mb", po::value(&chunk_mb)->default_value(chunk_mb), "largest single collective in MiB (bigger messages are split)")
+    ("overlap", po::value(&overlap)->default_value(overlap), "overlap gradient all-reduce with backward (true/false)")
+    ("collective-timeout", po::value(&c.collective_timeout_s)->default_value(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
+    ("floor-bandwidth", po::value(&c.floor_bandwidth_mbps)->default_value(c.floor_bandwidth_mbps), "MB/s assumed in the worst case when scaling deadlines")
+    ("eval-every", po::value(&c.eval_every)->default_value(c.eval_every), "evaluate every N steps (0: only at the end)")
+    ("eval-split", po::value(&c.eval_split)->default_value(""), "split for periodic evaluation (default: val if present, else test)")
+    ("eval-batch-size", po::value(&c.eval_batch_size)->default_value(c.eval_batch_size), "evaluation batch per rank")
+    ("eval-deadline", po::value(&c.eval_deadline_s)->default_value(c.eval_deadline_s), "seconds the evaluation reduction may wait for late ranks before the evaluation is skipped")
+    ("eval-retries", po::value(&c.eval_retries)->default_value(c.eval_retries), "retries with a halved batch before skipping")
+    ("log-every", po::value(&c.log_every)->default_value(c.log_every), "steps between progress lines and train events")
+    ("checkpoint-every", po::value(&c.checkpoint_every)->default_value(c.checkpoint_every), "checkpoint every N steps (0: only at the end and on signals)")
+    ("checkpoint-minutes", po::value(&c.checkpoint_minutes)->default_value(c.checkpoint_minutes), "also checkpoint every M minutes (0: off)")
+    ("keep-last", po::value(&c.keep_last)->default_value(c.keep_last), "checkpoints kept besides the best")
+    ("best-metric", po::value(&c.best_metric)->default_value(c.best_metric), "accuracy, macro_f1 or loss: keeps the best checkpoint by it")
+    ("resume", po::value(&c.resume)->default_value(c.resume), "auto (newest valid checkpoint in --out), none, or a checkpoint path");
+  // clang-format on
+  cl.enable_config_file();
+  cl.set_epilog(
+      "example (the README's demo):\n"
+      "  mpirun -np 2 slimtrain train --config jobs/fashion_demo.ini --data data/fashion-mnist.h5 --out runs/demo\n"
+      "exit codes: 0 done, 1 runtime failure (a collective past its deadline ends the job), 2 bad\n"
+      "option or input, 75 stopped by SIGUSR1/SIGTERM after a checkpoint (requeue; resume with --resume auto)");
+  if (!cl.parse(args)) return kExitOk;
+
+  c.mlp_widths = parse_widths(widths);
+  one_of<std::string>("--model", c.model, {"mlp", "cnn-small", "vit-tiny"});
+  one_of<std::string>("--optimizer", c.optim.name, {"sgd", "adamw"});
+  one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
+  one_of<std::string>("--device", c.device, {"cpu", "cuda"});
+  one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
+  one_of<std::string>("--overlap", overlap, {"true", "false", "1", "0", "on", "off"});
+  one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
+  c.overlap = overlap == "true" || overlap == "1" || overlap == "on";
+  require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);
+  require_range<std::int64_t>("--max-steps", c.max_steps, 0, INT64_MAX);
+  require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
+  require_range<double>("--lr", c.optim.lr, 1e-12, 100.0);
+  require_range<double>("--momentum", c.optim.momentum, 0.0, 0.999999);
+  require_range<double>("--weight-decay", c.optim.weight_decay, 0.0, 10.0);
+  require_range<std::int64_t>("--warmup-steps", c.schedule.warmup_steps, 0, INT64_MAX);
+  require_range<double>("--min-lr-ratio", c.schedule.min_lr_ratio, 0.0, 1.0);
+  require_range<std::int64_t>("--step-every", c.schedule.step_every, 1, INT64_MAX);
+  require_range<double>("--step-gamma", c.schedule.step_gamma, 0.0, 1.0);
+  require_range<double>("--clip-grad-norm", c.clip_grad_norm, 0.0, 1e9);
+  require_range<double>("--label-smoothing", c.label_smoothing, 0.0, 0.999);
+  require_range<int>("--threads", c.threads, 0, 4096);
+  require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);
+  require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
+  require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
+  require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
+  require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
+  require_range<std::int64_t>("--eval-every", c.eval_every, 0, INT64_MAX);
+  require_range<std::int64_t>("--eval-batch-size", c.eval_batch_size, 1, 1 << 20);
+  require_range<double>("--eval-deadline", c.eval_deadline_s, 0.001, 86400.0);
+  require_range<int>("--eval-retries", c.eval_retries, 0, 10);
+  require_range<std::int64_t>("--log-every", c.log_every, 1, INT64_MAX);
+  require_range<std::int64_t>("--checkpoint-every", c.checkpoint_every, 0, INT64_MAX);
+  require_range<double>("--checkpoint-minutes", c.checkpoint_minutes, 0.0, 1e6);
+  require_range<int>("--keep-last", c.keep_last, 1, 1000000);
+  require_range<std::int64_t>("--vit-patch", c.vit_patch, 1, 1024);
+  require_range<std::int64_t>("--vit-dim", c.vit_dim, 1, 65536);
+  require_range<std::int64_t>("--vit-depth", c.vit_depth, 1, 1024);
+  require_range<std::int64_t>("--vit-heads", c.vit_heads, 1, 1024);
+  c.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
+  c.chunk_bytes = static_cast<std::size_t>(chunk_mb * (1 << 20));
+  return train::run_training(c);
+}
 
 }  // namespace slimtrain::cli

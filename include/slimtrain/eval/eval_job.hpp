@@ -1,0 +1,22 @@
+#pragma once
+/** @brief `slimtrain eval`: a checkpoint evaluated on a split, under mpirun or alone. */
+#include <cstdint>
+#include <string>
+
+namespace slimtrain::eval {
+
+struct EvalJobConfig {
+  std::string data;
+  std::string checkpoint;
+  std::string split = "test";
+  std::int64_t batch_size = 512;
+  std::string device = "cpu";
+  int threads = 0;
+  double deadline_s = 300.0;
+  bool json = false;
+};
+
+/** @brief Prints the metrics on rank 0 (a table, or one JSON object); returns the exit code. */
+int run_eval_job(const EvalJobConfig& config);
+
+}  // namespace slimtrain::eval

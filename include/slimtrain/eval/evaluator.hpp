@@ -1,0 +1,44 @@
+#pragma once
+/**
+ * @brief The evaluation skip policy: local statistics, one bounded reduction, one agreement.
+ *
+ * Each rank computes EvalStats over its exact share; the packed statistics (2 + C*C doubles)
+ * are all-reduced on the evaluation communicator under `deadline_s`; then all ranks agree() on
+ * the outcome. If any rank was late or failed, every rank skips this evaluation with the same
+ * reason and the late ranks named, and training goes on. With retries, the local pass is run
+ * again with half the batch before the evaluation is given up.
+ */
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "slimtrain/comm/communicator.hpp"
+#include "slimtrain/eval/metrics.hpp"
+
+namespace slimtrain::eval {
+
+struct EvalPolicy {
+  double deadline_s = 60.0;        ///< for the statistics reduction (the part a late rank delays)
+  double agree_timeout_s = 600.0;  ///< for the agreement; missing it means a rank is gone
+  int retries = 0;                 ///< extra attempts with a halved batch before skipping
+};
+
+struct EvalOutcome {
+  bool ok = false;
+  Metrics metrics;
+  std::string reason;           ///< why it was skipped ("" when ok)
+  std::vector<int> late_ranks;  ///< ranks that were late or failed
+  int attempts = 0;
+  std::int64_t batch_size = 0;  ///< batch of the last attempt
+  std::uint64_t bytes_sent = 0; ///< payload this rank passed to the communicator
+};
+
+/** @brief Computes this rank's statistics with the given batch size; may throw. */
+using LocalPass = std::function<EvalStats(std::int64_t batch_size)>;
+
+EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm, std::int64_t num_classes,
+                     const std::vector<std::string>& class_names, std::int64_t batch_size,
+                     const EvalPolicy& policy);
+
+}  // namespace slimtrain::eval

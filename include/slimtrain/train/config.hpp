@@ -1,0 +1,53 @@
+#pragma once
+/** @brief Everything `slimtrain train` can be told, with the defaults --help shows. */
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/schedule.hpp"
+
+namespace slimtrain::train {
+
+struct TrainConfig {
+  std::string data;
+  std::string out;
+  std::string model = "cnn-small";
+  std::vector<std::int64_t> mlp_widths{256, 128};
+  std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
+
+  std::int64_t epochs = 1;
+  std::int64_t max_steps = 0;  ///< 0: epochs decide
+  std::int64_t batch_size = 64;  ///< per rank
+  std::uint64_t seed = 42;
+  OptimConfig optim;
+  ScheduleConfig schedule;
+  double clip_grad_norm = 0.0;
+  double label_smoothing = 0.0;
+
+  std::string device = "cpu";
+  int threads = 0;
+  std::string data_mode = "auto";
+  std::int64_t memory_budget_mb = 2048;
+
+  std::size_t bucket_bytes = 4u << 20;
+  std::size_t chunk_bytes = 4u << 20;
+  bool overlap = true;
+  double collective_timeout_s = 120.0;
+  double floor_bandwidth_mbps = 50.0;
+
+  std::int64_t eval_every = 0;  ///< steps; 0: only at the end
+  std::string eval_split;       ///< "" : val if present, else test
+  std::int64_t eval_batch_size = 512;
+  double eval_deadline_s = 60.0;
+  int eval_retries = 0;
+
+  std::int64_t log_every = 50;
+  std::int64_t checkpoint_every = 0;  ///< steps; 0: none on a step schedule
+  double checkpoint_minutes = 0.0;
+  int keep_last = 3;
+  std::string best_metric = "accuracy";
+  std::string resume = "auto";
+};
+
+}  // namespace slimtrain::train

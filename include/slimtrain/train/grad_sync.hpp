@@ -1,0 +1,66 @@
+#pragma once
+/**
+ * @brief Gradient averaging across ranks in buckets, overlapped with backward.
+ *
+ * Parameters are packed, in reverse registration order (the order backward produces their
+ * gradients), into buckets of about `bucket_bytes`. An autograd hook copies each gradient into
+ * its bucket as soon as it exists; a full bucket starts its all-reduce at once, while backward
+ * goes on. Buckets always start in index order on every rank, so the collective sequence is the
+ * same everywhere. finish() waits under the communicator's deadline and writes the averages
+ * back into the parameters' .grad.
+ */
+#include <torch/torch.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "slimtrain/comm/communicator.hpp"
+
+namespace slimtrain::train {
+
+class GradientSync {
+ public:
+  GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm, std::size_t bucket_bytes,
+               bool overlap);
+  ~GradientSync();
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+
+  /** @brief Call before backward: resets the per-step bookkeeping. */
+  void prepare();
+  /** @brief Call after backward: starts what has not started, waits, writes averaged grads. */
+  void finish();
+
+  std::size_t bucket_count() const { return buckets_.size(); }
+  std::size_t bucket_bytes_max() const;
+
+ private:
+  struct Slot {
+    std::size_t bucket;
+    std::int64_t offset;
+    std::int64_t numel;
+  };
+  struct Bucket {
+    std::vector<std::size_t> params;
+    torch::Tensor flat;
+    std::size_t pending = 0;
+    bool ready = false;
+    std::shared_ptr<comm::Work> work;
+  };
+
+  void on_grad(std::size_t index, const torch::Tensor& grad);
+  void mark_ready(std::size_t bucket);
+  void launch_ready();
+
+  std::vector<torch::Tensor> params_;
+  comm::Communicator& comm_;
+  bool overlap_;
+  std::vector<Slot> slots_;
+  std::vector<Bucket> buckets_;
+  std::vector<char> arrived_;
+  std::vector<unsigned> hook_ids_;
+  std::size_t next_launch_ = 0;
+};
+
+}  // namespace slimtrain::train

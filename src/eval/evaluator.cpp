@@ -1,0 +1,91 @@
+#include "slimtrain/eval/evaluator.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::eval {
+namespace {
+
+// Only after a failed agreement: which ranks were late or failed, as a MAX over 0/1 flags.
+std::vector<int> gather_late_ranks(comm::Communicator& comm, bool i_failed,
+                                   const std::vector<int>& i_saw_missing, double timeout_s) {
+  std::vector<std::int64_t> flags(static_cast<std::size_t>(comm.size()), 0);
+  if (i_failed) flags[static_cast<std::size_t>(comm.rank())] = 1;
+  for (int r : i_saw_missing)
+    if (r >= 0 && r < comm.size()) flags[static_cast<std::size_t>(r)] = 1;
+  comm::OpOptions options;
+  options.timeout_s = timeout_s;
+  options.tag = "eval-late-ranks";
+  comm.all_reduce(flags.data(), flags.size(), comm::DType::i64, comm::ReduceOp::max, options);
+  std::vector<int> late;
+  for (std::size_t r = 0; r < flags.size(); ++r)
+    if (flags[r]) late.push_back(static_cast<int>(r));
+  return late;
+}
+
+}  // namespace
+
+EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm, std::int64_t num_classes,
+                     const std::vector<std::string>& class_names, std::int64_t batch_size,
+                     const EvalPolicy& policy) {
+  EvalOutcome outcome;
+  const std::uint64_t bytes_before = comm.bytes_reduced();
+  std::int64_t batch = std::max<std::int64_t>(1, batch_size);
+  for (int attempt = 0; attempt <= policy.retries; ++attempt) {
+    outcome.attempts = attempt + 1;
+    outcome.batch_size = batch;
+    std::string local_problem;
+    std::vector<int> missing;
+    EvalStats stats(num_classes);
+    try {
+      stats = local_pass(batch);
+    } catch (const std::exception& e) {
+      // This rank still takes part in the reduction (with empty statistics) so that every rank
+      // issues the same collectives; its failure is voted down in agree().
+      local_problem = std::string("local evaluation failed: ") + e.what();
+      stats = EvalStats(num_classes);
+    }
+
+    std::vector<double> packed = stats.pack();
+    bool reduced = false;
+    try {
+      comm::OpOptions options;
+      options.timeout_s = policy.deadline_s;
+      options.tag = "eval-stats";
+      comm.all_reduce(packed.data(), packed.size(), comm::DType::f64, comm::ReduceOp::sum, options);
+      reduced = true;
+    } catch (const TimeoutError& e) {
+      local_problem = e.what();
+      missing = e.missing_ranks();
+    }
+
+    comm::OpOptions agree_options;
+    agree_options.timeout_s = policy.agree_timeout_s;
+    agree_options.tag = "eval-agree";
+    const bool all_ok = comm.agree(reduced && local_problem.empty(), agree_options);
+    if (all_ok) {
+      outcome.ok = true;
+      outcome.metrics = compute_metrics(EvalStats::unpack(packed, num_classes), class_names);
+      outcome.reason.clear();
+      outcome.late_ranks.clear();
+      break;
+    }
+    outcome.late_ranks = gather_late_ranks(comm, !local_problem.empty() && missing.empty() && reduced,
+                                           missing, policy.agree_timeout_s);
+    outcome.reason = local_problem.empty()
+                         ? "another rank was late or failed in the evaluation reduction"
+                         : local_problem;
+    if (attempt < policy.retries) {
+      log::warn("evaluation attempt ", attempt + 1, " failed (", outcome.reason, "); retrying with batch ",
+                std::max<std::int64_t>(1, batch / 2));
+      batch = std::max<std::int64_t>(1, batch / 2);
+    }
+  }
+  outcome.bytes_sent = comm.bytes_reduced() - bytes_before;
+  return outcome;
+}
+
+}  // namespace slimtrain::eval

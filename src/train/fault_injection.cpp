@@ -1,0 +1,126 @@
+#include "slimtrain/train/fault_injection.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+double parse_seconds(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: delay '", text,
+                    "' is not a duration like 8s or 500ms");
+  }
+  const std::string unit = text.substr(used);
+  if (unit.empty() || unit == "s") return value;
+  if (unit == "ms") return value / 1000.0;
+  if (unit == "m" || unit == "min") return value * 60.0;
+  SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: delay '", text,
+                  "' has an unknown unit (s, ms, m)");
+}
+
+std::int64_t parse_int(const std::string& key, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: ", key, "='", text,
+                  "' is not a non-negative integer");
+}
+
+}  // namespace
+
+FaultPlan FaultPlan::parse(const std::string& spec) {
+  FaultPlan plan;
+  std::istringstream fields(spec);
+  std::string field;
+  bool action_given = false;
+  while (std::getline(fields, field, ',')) {
+    if (field.empty()) continue;
+    const auto eq = field.find('=');
+    if (eq == std::string::npos)
+      SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: '", field, "' is not key=value");
+    const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+    if (key == "rank") {
+      plan.rank = static_cast<int>(parse_int(key, value));
+    } else if (key == "step") {
+      plan.step = parse_int(key, value);
+    } else if (key == "phase") {
+      if (value == "train")
+        plan.phase = FaultPhase::train;
+      else if (value == "eval")
+        plan.phase = FaultPhase::eval;
+      else
+        SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: phase='", value, "' (train or eval)");
+    } else if (key == "action") {
+      action_given = true;
+      if (value == "delay")
+        plan.action = FaultAction::delay;
+      else if (value == "hang")
+        plan.action = FaultAction::hang;
+      else if (value == "exit")
+        plan.action = FaultAction::exit;
+      else
+        SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: action='", value,
+                        "' (delay, hang or exit)");
+    } else if (key == "delay") {
+      plan.delay_s = parse_seconds(value);
+    } else {
+      SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: unknown key '", key,
+                      "' (rank, phase, step, action, delay)");
+    }
+  }
+  if (plan.rank < 0 || plan.phase == FaultPhase::none || plan.step < 0)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs rank=, phase= and step=");
+  if (!action_given && plan.delay_s <= 0)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs delay= or action=hang|exit");
+  return plan;
+}
+
+FaultPlan FaultPlan::from_env() {
+  const char* spec = std::getenv("SLIMTRAIN_INJECT");
+  return spec && *spec ? parse(spec) : FaultPlan{};
+}
+
+bool FaultPlan::armed(int at_rank, FaultPhase at_phase, std::int64_t at_step) const {
+  if (phase == FaultPhase::none || at_rank != rank || at_phase != phase) return false;
+  // A hang persists: once the rank stops arriving, it never arrives again.
+  return action == FaultAction::hang ? at_step >= step : at_step == step;
+}
+
+void FaultPlan::fire() const {
+  log::warn("fault injection (SLIMTRAIN_INJECT, test only): ", describe());
+  switch (action) {
+    case FaultAction::delay:
+      std::this_thread::sleep_for(std::chrono::duration<double>(delay_s));
+      return;
+    case FaultAction::hang:
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    case FaultAction::exit:
+      std::_Exit(13);
+  }
+}
+
+std::string FaultPlan::describe() const {
+  std::ostringstream out;
+  out << "rank=" << rank << " phase=" << (phase == FaultPhase::train ? "train" : "eval")
+      << " step=" << step << " action="
+      << (action == FaultAction::delay  ? "delay"
+          : action == FaultAction::hang ? "hang"
+                                        : "exit");
+  if (action == FaultAction::delay) out << " delay=" << delay_s << "s";
+  return out.str();
+}
+
+}  // namespace slimtrain::train

@@ -1,0 +1,127 @@
+#include "slimtrain/train/grad_sync.hpp"
+
+#include <algorithm>
+
+#include "slimtrain/comm/tensor_ops.hpp"
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::train {
+
+GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm,
+                           std::size_t bucket_bytes, bool overlap)
+    : params_(std::move(params)), comm_(comm), overlap_(overlap) {
+  slots_.resize(params_.size());
+  arrived_.assign(params_.size(), 0);
+  std::size_t current_bytes = 0;
+  for (std::size_t k = params_.size(); k-- > 0;) {
+    const torch::Tensor& p = params_[k];
+    if (p.scalar_type() != torch::kFloat32)
+      SLIMTRAIN_THROW(ConfigError, "gradient sync: parameter ", k, " is ", p.scalar_type(),
+                      "; only float32 parameters are supported");
+    const std::size_t bytes = static_cast<std::size_t>(p.numel()) * sizeof(float);
+    if (buckets_.empty() || (current_bytes > 0 && current_bytes + bytes > bucket_bytes)) {
+      buckets_.emplace_back();
+      current_bytes = 0;
+    }
+    Bucket& b = buckets_.back();
+    slots_[k] = Slot{buckets_.size() - 1, static_cast<std::int64_t>(current_bytes / sizeof(float)),
+                     p.numel()};
+    b.params.push_back(k);
+    current_bytes += bytes;
+  }
+  for (Bucket& b : buckets_) {
+    std::int64_t numel = 0;
+    for (std::size_t k : b.params) numel += params_[k].numel();
+    b.flat = torch::zeros({numel}, params_[b.params.front()].options().requires_grad(false));
+  }
+  if (overlap_) {
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+      hook_ids_.push_back(params_[k].register_hook([this, k](torch::Tensor grad) {
+        on_grad(k, grad);
+        return grad;
+      }));
+    }
+  }
+}
+
+GradientSync::~GradientSync() {
+  for (std::size_t k = 0; k < hook_ids_.size(); ++k) params_[k].remove_hook(hook_ids_[k]);
+}
+
+std::size_t GradientSync::bucket_bytes_max() const {
+  std::size_t most = 0;
+  for (const Bucket& b : buckets_)
+    most = std::max(most, static_cast<std::size_t>(b.flat.numel()) * sizeof(float));
+  return most;
+}
+
+void GradientSync::prepare() {
+  std::fill(arrived_.begin(), arrived_.end(), 0);
+  for (Bucket& b : buckets_) {
+    b.pending = b.params.size();
+    b.ready = false;
+    b.work.reset();
+  }
+  next_launch_ = 0;
+}
+
+void GradientSync::on_grad(std::size_t index, const torch::Tensor& grad) {
+  if (arrived_[index])
+    SLIMTRAIN_THROW(
+        ConfigError, "gradient sync: parameter ", index,
+        " received two gradients in one backward (a shared weight); run with --overlap false");
+  arrived_[index] = 1;
+  const Slot& s = slots_[index];
+  Bucket& b = buckets_[s.bucket];
+  torch::NoGradGuard no_grad;
+  b.flat.narrow(0, s.offset, s.numel).copy_(grad.reshape({-1}));
+  if (--b.pending == 0) mark_ready(s.bucket);
+}
+
+void GradientSync::mark_ready(std::size_t bucket) {
+  buckets_[bucket].ready = true;
+  launch_ready();
+}
+
+void GradientSync::launch_ready() {
+  // Strict index order: every rank issues the same collectives in the same order.
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].ready) {
+    Bucket& b = buckets_[next_launch_];
+    comm::OpOptions options;
+    options.tag = "grad-bucket";
+    b.work = comm::all_reduce_async(comm_, b.flat, comm::ReduceOp::avg, options);
+    ++next_launch_;
+  }
+}
+
+void GradientSync::finish() {
+  torch::NoGradGuard no_grad;
+  for (std::size_t bi = 0; bi < buckets_.size(); ++bi) {
+    Bucket& b = buckets_[bi];
+    if (b.ready) continue;
+    // Without overlap, or for parameters that got no gradient this step (unused branches).
+    for (std::size_t k : b.params) {
+      if (overlap_ && arrived_[k]) continue;
+      const Slot& s = slots_[k];
+      const torch::Tensor& g = params_[k].grad();
+      auto view = b.flat.narrow(0, s.offset, s.numel);
+      if (g.defined())
+        view.copy_(g.reshape({-1}));
+      else
+        view.zero_();
+    }
+    b.ready = true;
+  }
+  launch_ready();
+  for (Bucket& b : buckets_) {
+    b.work->wait();
+    for (std::size_t k : b.params) {
+      const Slot& s = slots_[k];
+      torch::Tensor& p = params_[k];
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      p.mutable_grad().copy_(b.flat.narrow(0, s.offset, s.numel).view_as(p));
+    }
+  }
+}
+
+}  // namespace slimtrain::train
