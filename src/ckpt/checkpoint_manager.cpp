@@ -122,4 +122,23 @@ std::optional<std::string> CheckpointManager::find_latest_valid(const std::strin
   return std::nullopt;
 }
 
+std::string CheckpointManager::resolve(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  if (fs::exists(fs::path(path) / kManifestFile, ec) ||
+      parse_step_dir_name(fs::path(path).lexically_normal().filename().string()))
+    return path;
+  // RUN_DIR or RUN_DIR/checkpoints: both hold (or are) the checkpoints directory.
+  const fs::path normal = fs::path(path).lexically_normal();
+  const std::string run_dir =
+      normal.filename() == "checkpoints" ? normal.parent_path().string() : path;
+  if (!fs::is_directory(ckpt::checkpoints_dir(run_dir), ec))
+    SLIMTRAIN_THROW(DataError, option, " ", path,
+                    ": not a checkpoint (step-NNNNNNNN) nor a run directory with checkpoints/");
+  const auto found = find_latest_valid(run_dir);
+  if (!found)
+    SLIMTRAIN_THROW(DataError, option, " ", path, ": no checkpoint under ",
+                    ckpt::checkpoints_dir(run_dir), " verifies");
+  return *found;
+}
+
 }  // namespace slimtrain::ckpt

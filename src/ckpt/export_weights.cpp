@@ -1,13 +1,6 @@
 #include "slimtrain/ckpt/export_weights.hpp"
 
-#include <fcntl.h>
 #include <hdf5.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
@@ -17,7 +10,6 @@
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::ckpt {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -150,40 +142,12 @@ void write_file(const std::string& path, const CheckpointState& state, const std
 }  // namespace
 
 std::string export_weights(const std::string& checkpoint, const std::string& output, bool force) {
-  std::error_code ec;
-  std::string dir = checkpoint;
-  if (!fs::exists(fs::path(checkpoint) / kManifestFile, ec) &&
-      fs::is_directory(checkpoints_dir(checkpoint), ec)) {
-    const auto found = CheckpointManager::find_latest_valid(checkpoint);
-    if (!found)
-      SLIMTRAIN_THROW(DataError, "--checkpoint ", checkpoint, ": no checkpoint under ",
-                      checkpoints_dir(checkpoint), " verifies");
-    dir = *found;
-  }
-  if (fs::exists(output, ec) && !force)
-    SLIMTRAIN_THROW(ConfigError, "-o: ", output, " already exists; pass --force to replace it");
-  if (fs::is_directory(output, ec)) SLIMTRAIN_THROW(ConfigError, "-o: ", output, " is a directory");
-  const fs::path parent = fs::absolute(output).parent_path();
-  if (!fs::is_directory(parent, ec))
-    SLIMTRAIN_THROW(ConfigError, "-o: directory ", parent.string(), " does not exist");
-
+  const std::string dir = CheckpointManager::resolve(checkpoint, "--checkpoint");
   const CheckpointState state = read_checkpoint(dir);
-
   // HDF5's own stack dump would bury the one-line error SLIMTRAIN_CHECK_HDF5 already gives.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const std::string tmp = output + ".tmp-" + std::to_string(::getpid());
-  try {
-    write_file(tmp, state, dir);
-    FileDescriptor fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.valid() || ::fsync(fd.get()) != 0)
-      SLIMTRAIN_THROW(Error, "fsync of ", tmp, " failed: ", std::strerror(errno));
-    fd.close_checked(tmp);
-    rename_checked(tmp, output);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
-  fsync_directory(parent.string());
+  write_file_atomically(output, force, "-o",
+                        [&](const std::string& tmp) { write_file(tmp, state, dir); });
   return dir;
 }
 

@@ -174,6 +174,36 @@ bool remove_tree(const std::string& path) noexcept {
   return !ec && !fs::exists(path, ec);
 }
 
+void write_file_atomically(const std::string& output, bool force, const std::string& option,
+                           const std::function<void(const std::string& tmp_path)>& write) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(output, ec))
+    SLIMTRAIN_THROW(ConfigError, option, ": ", output, " is a directory");
+  if (fs::exists(output, ec) && !force)
+    SLIMTRAIN_THROW(ConfigError, option, ": ", output,
+                    " already exists; pass --force to replace it");
+  const fs::path parent = fs::absolute(output).parent_path();
+  if (!fs::is_directory(parent, ec))
+    SLIMTRAIN_THROW(ConfigError, option, ": directory ", parent.string(), " does not exist");
+  // A hidden name beside the output: same filesystem, so the rename is atomic.
+  const fs::path out(output);
+  const std::string tmp =
+      (parent / ("." + out.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
+  try {
+    write(tmp);
+    FileDescriptor fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid() || ::fsync(fd.get()) != 0)
+      SLIMTRAIN_THROW(Error, "fsync of ", tmp, " failed: ", std::strerror(errno));
+    fd.close_checked(tmp);
+    rename_checked(tmp, output);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  fsync_directory(parent.string());
+}
+
 std::string hex64(std::uint64_t value) {
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));

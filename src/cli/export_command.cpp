@@ -3,25 +3,37 @@
 #include "slimtrain/ckpt/export_weights.hpp"
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/eval/embed_job.hpp"
 
 namespace slimtrain::cli {
 
 int run_export(const std::vector<std::string>& args) {
   CommandLine cl(
-      "export", "slimtrain export --checkpoint PATH -o weights.h5 [--force]",
+      "export",
+      "slimtrain export --checkpoint PATH -o weights.h5 [--force]\n"
+      "       slimtrain export --embeddings --checkpoint PATH --data F.h5 [--split test] "
+      "-o features.h5",
       "Writes a checkpoint's weights to HDF5: one dataset per parameter and buffer under "
       "its parameter name (e.g. /conv1.weight), plus a root attribute 'model_spec' "
-      "(JSON). The checkpoint is verified first; the output appears atomically.");
-  cl.add()("checkpoint", po::value<std::string>(),
-           "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), or a run directory for "
-           "its newest checkpoint that verifies")("output,o", po::value<std::string>(),
-                                                  "the HDF5 file to write")(
-      "force", po::bool_switch(), "replace an existing output file")(
-      "embeddings", po::bool_switch(),
-      "export features instead of weights (needs --data; not in this build)")(
-      "data", po::value<std::string>(), "HDF5 data file for --embeddings");
+      "(JSON). With --embeddings, writes instead the model's pre-head features of every "
+      "sample of a split: /embeddings [N, F] float32 and /labels [N] int64 in the "
+      "split's row order. The checkpoint is verified first; the output appears "
+      "atomically. Runs as one process (no mpirun needed).");
+  eval::EmbedJobConfig e;
+  // clang-format off
+  cl.add()
+      ("checkpoint", po::value(&e.checkpoint), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), "
+                                               "or a run directory for its newest checkpoint that verifies")
+      ("output,o", po::value(&e.output), "the HDF5 file to write")
+      ("force", po::bool_switch(&e.force), "replace an existing output file")
+      ("embeddings", po::bool_switch(), "export features of a split instead of weights")
+      ("data", po::value(&e.data), "--embeddings: the HDF5 data file")
+      ("split", bound(e.split), "--embeddings: train, val or test")
+      ("batch-size", bound(e.batch_size), "--embeddings: samples per forward pass")
+      ("threads", bound(e.threads), "--embeddings: LibTorch threads (0: LibTorch's default)");
+  // clang-format on
   cl.set_epilog(
-      "Load in PyTorch:\n"
+      "Load the weights in PyTorch:\n"
       "  import h5py, torch\n"
       "  with h5py.File('weights.h5') as f:\n"
       "      sd = {k: torch.from_numpy(f[k][()]) for k in f.keys()}\n"
@@ -29,16 +41,21 @@ int run_export(const std::vector<std::string>& args) {
       "exit codes: 0 written, 2 bad option, existing output, or a checkpoint that does not "
       "verify\n");
   if (!cl.parse(args)) return kExitOk;
-  if (cl.get<bool>("embeddings"))
-    SLIMTRAIN_THROW(ConfigError,
-                    "--embeddings: exporting embeddings needs --data and the "
-                    "trainer's feature call, which are not in this build yet");
   if (!cl.has("checkpoint")) SLIMTRAIN_THROW(ConfigError, "--checkpoint is required");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
-  const std::string output = cl.get<std::string>("output");
-  const std::string used =
-      ckpt::export_weights(cl.get<std::string>("checkpoint"), output, cl.get<bool>("force"));
-  std::cout << "exported " << used << " -> " << output << "\n";
+  if (cl.get<bool>("embeddings")) {
+    if (!cl.has("data"))
+      SLIMTRAIN_THROW(ConfigError, "--embeddings needs --data (the HDF5 data file)");
+    require_range<std::int64_t>("--batch-size", e.batch_size, 1, 1 << 20);
+    require_range("--threads", e.threads, 0, 1024);
+    const std::int64_t rows = eval::run_embed_job(e);
+    std::cout << "exported " << rows << " embeddings of split '" << e.split << "' -> " << e.output
+              << "\n";
+    return kExitOk;
+  }
+  if (cl.has("data")) SLIMTRAIN_THROW(ConfigError, "--data: only used with --embeddings");
+  const std::string used = ckpt::export_weights(e.checkpoint, e.output, e.force);
+  std::cout << "exported " << used << " -> " << e.output << "\n";
   return kExitOk;
 }
 

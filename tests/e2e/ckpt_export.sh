@@ -30,7 +30,7 @@ check "the run directory falls back to step 10" expect_rc 0 "$SLIMTRAIN_BIN" exp
 check "  warning about step 20" contains "skipping .*step-00000020: .*checksum mismatch"
 check "  with step 10's weights" check_py "$tmp/fallback.h5" 10
 
-check "--embeddings says it is not in this build" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$run" -o "$tmp/e.h5" --embeddings
+check "--embeddings without --data exits 2" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$run" -o "$tmp/e.h5" --embeddings
 check "  plainly" contains "needs --data"
 check "missing --checkpoint exits 2" expect_rc 2 "$SLIMTRAIN_BIN" export -o "$tmp/x.h5"
 check "a missing checkpoint exits 2" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$tmp/nope" -o "$tmp/x.h5"

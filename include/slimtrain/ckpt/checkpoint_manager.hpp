@@ -48,6 +48,12 @@ class CheckpointManager {
    * skipped with a log::warn naming them and why; .tmp-* directories are ignored.
    */
   static std::optional<std::string> find_latest_valid(const std::string& run_dir);
+  /**
+   * @brief The checkpoint a user means by `path`: a step directory as given, or for a run (or
+   * checkpoints/) directory its newest checkpoint that verifies. DataError naming `option` when
+   * there is none.
+   */
+  static std::string resolve(const std::string& path, const std::string& option);
 
   /** @brief Test hook, run on the writer thread before each write. */
   void set_write_hook_for_testing(std::function<void(const CheckpointState&)> hook);

@@ -5,6 +5,7 @@
  */
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -85,6 +86,13 @@ void rename_checked(const std::string& from, const std::string& to);
 /** @brief rm -rf that never throws (used on error paths); returns false if something remained. */
 bool remove_tree(const std::string& path) noexcept;
 
+/**
+ * @brief Makes `output` appear whole or not at all: `write` fills a temporary file beside it,
+ * which is fsynced and renamed over `output`; on any error the temporary is removed and the
+ * error rethrown. Refuses an existing `output` unless `force` (ConfigError naming `option`).
+ */
+void write_file_atomically(const std::string& output, bool force, const std::string& option,
+                           const std::function<void(const std::string& tmp_path)>& write);
 /** @brief 16 lowercase hex digits. */
 std::string hex64(std::uint64_t value);
 
