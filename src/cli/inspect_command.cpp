@@ -1,37 +1,43 @@
 #include <filesystem>
 #include <iostream>
 
+#include "slimtrain/ckpt/inspect.hpp"
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/data/inspect.hpp"
 
 namespace slimtrain::cli {
-namespace {
-
-// A checkpoint is a directory; its inspection belongs to the checkpoint part.
-int inspect_checkpoint(const std::string& path, bool) {
-  SLIMTRAIN_THROW(ConfigError, path,
-                  ": is a directory; checkpoint inspection is not available in this build");
-}
-
-}  // namespace
 
 int run_inspect(const std::vector<std::string>& args) {
-  CommandLine cl("inspect", "slimtrain inspect PATH [--validate]",
+  CommandLine cl("inspect", "slimtrain inspect PATH [--validate | --json]",
                  "Describes an HDF5 data file (splits, shapes, dtypes, classes, label histogram, "
-                 "mean/std) or a checkpoint directory. --validate checks the file against the "
-                 "layout and exits 2 naming the first problem.");
+                 "mean/std), or verifies and describes a checkpoint (a step-NNNNNNNN directory, "
+                 "or a run directory for the checkpoint 'latest' names). --validate checks a data "
+                 "file against the layout; both exit 2 naming the first problem.");
   // clang-format off
   cl.add()
       ("path", po::value<std::string>(), "HDF5 data file or checkpoint directory (positional)")
-      ("validate", po::bool_switch(), "also scan values (NaN/Inf); print 'valid' or exit 2");
+      ("validate", po::bool_switch(), "data file: also scan values (NaN/Inf); print 'valid' or exit 2")
+      ("json", po::bool_switch(), "checkpoint: print one JSON object instead of text");
   // clang-format on
   cl.positional().add("path", 1);
   if (!cl.parse(args)) return kExitOk;
   if (!cl.has("path")) SLIMTRAIN_THROW(ConfigError, "inspect: give a file or directory");
-  const std::string path = cl.get<std::string>("path");
+  std::string path = cl.get<std::string>("path");
+  // RUN/checkpoints/latest is a one-line pointer file: inspect the checkpoint it names.
+  const std::filesystem::path as_path(path);
+  if (as_path.filename() == "latest" && std::filesystem::is_regular_file(as_path) &&
+      ckpt::is_checkpoint_path(as_path.parent_path().string()))
+    path = as_path.parent_path().string();
   const bool validate = cl.get<bool>("validate");
-  if (std::filesystem::is_directory(path)) return inspect_checkpoint(path, validate);
+  // A checkpoint is always verified (every file against its manifest checksum).
+  if (std::filesystem::is_directory(path)) {
+    if (!ckpt::is_checkpoint_path(path))
+      SLIMTRAIN_THROW(ConfigError, path,
+                      ": is a directory but neither a checkpoint (step-NNNNNNNN with a manifest), "
+                      "a checkpoints/ directory nor a run directory");
+    return ckpt::inspect_checkpoint(path, cl.get<bool>("json"));
+  }
   data::inspect_dataset(path, validate, std::cout);
   return kExitOk;
 }
