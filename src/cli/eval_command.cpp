@@ -13,11 +13,11 @@ int run_eval(const std::vector<std::string>& args) {
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 data file")
     ("checkpoint", po::value(&c.checkpoint)->required(), "checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN)")
-    ("split", po::value(&c.split)->default_value(c.split), "train, val or test")
-    ("batch-size", po::value(&c.batch_size)->default_value(c.batch_size), "evaluation batch per rank")
-    ("device", po::value(&c.device)->default_value(c.device), "cpu or cuda")
-    ("threads", po::value(&c.threads)->default_value(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
-    ("deadline", po::value(&c.deadline_s)->default_value(c.deadline_s), "seconds the reduction may wait for a late rank")
+    ("split", bound(c.split), "train, val or test")
+    ("batch-size", bound(c.batch_size), "evaluation batch per rank")
+    ("device", bound(c.device), "cpu or cuda")
+    ("threads", bound(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
+    ("deadline", bound(c.deadline_s), "seconds the reduction may wait for a late rank")
     ("json", po::bool_switch(&c.json), "print one JSON object instead of the table");
   // clang-format on
   if (!cl.parse(args)) return kExitOk;

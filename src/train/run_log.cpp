@@ -40,13 +40,16 @@ void RunLog::progress(std::int64_t epoch, std::int64_t step, std::int64_t total_
   }
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate = step > first_step_ ? (step - first_step_) / std::max(elapsed, 1e-9) : 0.0;
-  const double eta = rate > 0 ? (total_steps - step) / rate : 0.0;
+  // The first line has no rate yet: say so rather than print a confident "ETA 0m00s".
+  char eta[32] = "--";
+  if (rate > 0) {
+    const int s = static_cast<int>((total_steps - step) / rate);
+    std::snprintf(eta, sizeof eta, "%dm%02ds", s / 60, s % 60);
+  }
   char line[256];
-  std::snprintf(line, sizeof line,
-                "epoch %lld  step %lld/%lld  loss %.4f  %.0f samples/s  ETA %dm%02ds",
+  std::snprintf(line, sizeof line, "epoch %lld  step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
                 static_cast<long long>(epoch), static_cast<long long>(step),
-                static_cast<long long>(total_steps), loss, samples_per_s,
-                static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+                static_cast<long long>(total_steps), loss, samples_per_s, eta);
   if (tty_) {
     std::fprintf(stderr, "\r\033[K%s", line);
     progress_open_ = true;

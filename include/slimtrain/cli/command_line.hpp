@@ -5,6 +5,7 @@
  * bad values turned into ConfigError naming the option (exit 2).
  */
 #include <boost/program_options.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,21 @@ namespace slimtrain::cli {
 
 namespace po = boost::program_options;
 
+/**
+ * @brief An option bound to `field` whose default is the field's current value, shown in --help
+ * the way a user writes it (0.05 and true, not 0.050000000000000003 and 1).
+ */
+template <class T>
+po::typed_value<T>* bound(T& field) {
+  std::ostringstream shown;
+  shown << std::boolalpha << field;
+  return po::value(&field)->default_value(field, shown.str());
+}
+
 class CommandLine {
  public:
-  /** @param command e.g. "train"; @param synopsis one usage line; @param about a paragraph for --help */
+  /** @param command e.g. "train"; @param synopsis one usage line; @param about a paragraph for
+   * --help */
   CommandLine(std::string command, std::string synopsis, std::string about);
 
   /** @brief Add the subcommand's own options here (a group shown under "<command> options"). */
@@ -31,7 +44,9 @@ class CommandLine {
   bool parse(const std::vector<std::string>& args);
 
   const po::variables_map& values() const { return values_; }
-  bool has(const std::string& name) const { return values_.count(name) > 0 && !values_[name].defaulted(); }
+  bool has(const std::string& name) const {
+    return values_.count(name) > 0 && !values_[name].defaulted();
+  }
   template <typename T>
   T get(const std::string& name) const {
     return values_[name].as<T>();
@@ -55,7 +70,8 @@ class CommandLine {
 template <typename T>
 void require_range(const std::string& option, T value, T lo, T hi) {
   if (value < lo || value > hi)
-    SLIMTRAIN_THROW(ConfigError, option, ": ", value, " is outside the allowed range [", lo, ", ", hi, "]");
+    SLIMTRAIN_THROW(ConfigError, option, ": ", value, " is outside the allowed range [", lo, ", ",
+                    hi, "]");
 }
 
 }  // namespace slimtrain::cli
