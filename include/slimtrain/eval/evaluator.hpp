@@ -30,15 +30,15 @@ struct EvalOutcome {
   std::string reason;           ///< why it was skipped ("" when ok)
   std::vector<int> late_ranks;  ///< ranks that were late or failed
   int attempts = 0;
-  std::int64_t batch_size = 0;  ///< batch of the last attempt
-  std::uint64_t bytes_sent = 0; ///< payload this rank passed to the communicator
+  std::int64_t batch_size = 0;   ///< batch of the last attempt
+  std::uint64_t bytes_sent = 0;  ///< payload this rank passed to the communicator
 };
 
 /** @brief Computes this rank's statistics with the given batch size; may throw. */
 using LocalPass = std::function<EvalStats(std::int64_t batch_size)>;
 
-EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm, std::int64_t num_classes,
-                     const std::vector<std::string>& class_names, std::int64_t batch_size,
-                     const EvalPolicy& policy);
+EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm,
+                     std::int64_t num_classes, const std::vector<std::string>& class_names,
+                     std::int64_t batch_size, const EvalPolicy& policy);
 
 }  // namespace slimtrain::eval

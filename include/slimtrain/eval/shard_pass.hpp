@@ -13,7 +13,8 @@ namespace slimtrain::eval {
  * (data::EvalLoader: every sample exactly once across ranks) and returns its statistics.
  * The model is put back in training mode afterwards, also when this throws.
  */
-EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path, const std::string& split,
-                         int rank, int world_size, std::int64_t batch_size, std::int64_t num_classes);
+EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
+                         const std::string& split, int rank, int world_size,
+                         std::int64_t batch_size, std::int64_t num_classes);
 
 }  // namespace slimtrain::eval
