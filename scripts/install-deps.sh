@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libxxhash-dev zlib1g-dev dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy
   clang-14 libclang-rt-14-dev
+  slurmctld slurmd slurm-client munge
 )
 
 missing=()

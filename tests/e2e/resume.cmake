@@ -1,0 +1,5 @@
+# Resume end to end: kill -9 mid-run then --resume auto gives bit-identical parameters; corrupt
+# and mismatched checkpoints (about 30 s). Signals: SIGUSR1/SIGTERM on one rank or on mpirun ->
+# agreed checkpoint, exit 75, resume (about 30 s).
+slimtrain_add_e2e(NAME e2e_resume_bitwise COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume_bitwise.sh
+                  TIMEOUT 240 LABELS resume)

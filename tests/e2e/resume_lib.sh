@@ -1,0 +1,89 @@
+# Helpers for the resume and signal e2e scripts: sourced after lib.sh, not run.
+PY=/usr/bin/python3
+export OMP_NUM_THREADS=1
+
+# make_data DIR: DIR/data.h5, 512 train and 128 test 1x8x8 uint8 images of 4 classes (a class
+# is a bright quadrant plus noise, so the models learn), written with small chunks so the stream
+# reader crosses many blocks.
+make_data() {
+  "$PY" -c "import numpy" 2>/dev/null || { echo "skipped: /usr/bin/python3 lacks numpy"; exit 77; }
+  "$PY" - "$1" <<'EOF' || return 1
+import sys
+import numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+for split, n in (("train", 512), ("test", 128)):
+    y = rng.integers(0, 4, n)
+    x = rng.integers(0, 200, (n, 1, 8, 8))
+    for i in range(n):
+        r, c = divmod(int(y[i]), 2)
+        x[i, 0, 4 * r:4 * r + 4, 4 * c:4 * c + 4] += 50
+    np.save(f"{d}/{split}-x.npy", x.astype(np.uint8))
+    np.save(f"{d}/{split}-y.npy", y.astype(np.int64))
+EOF
+  "$SLIMTRAIN_BIN" prep npy --train-x "$1/train-x.npy" --train-y "$1/train-y.npy" \
+    --test-x "$1/test-x.npy" --test-y "$1/test-y.npy" --chunk-bytes 2048 -o "$1/data.h5" >/dev/null
+}
+
+# start_job LOG mpirun-args...: starts mpirun in a session of its own (so the whole job can be
+# killed as one process group) and sets $job to its pid.
+start_job() {
+  local log=$1; shift
+  setsid "$MPIEXEC" "$@" >"$log" 2>&1 &
+  job=$!
+}
+
+# wait_until SECONDS command...: polls every 0.1 s; false when the time runs out.
+wait_until() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
+# rank_pid RANK: pid of that MPI rank among the children of mpirun $job.
+rank_pid() {
+  local p
+  for p in $(pgrep -P "$job"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# kill_job: kill -9 of mpirun's whole process group (every rank), then reaps mpirun.
+kill_job() {
+  kill -9 -- "-$job" 2>/dev/null
+  wait "$job" 2>/dev/null
+  true
+}
+
+# latest_is RUN STEP: RUN/checkpoints/latest names step STEP.
+latest_is() {
+  grep -q "step-$(printf %08d "$2")" "$1/checkpoints/latest" 2>/dev/null
+}
+
+# same_weights RUN_A RUN_B STEP: the two runs' checkpoints at STEP hold byte-identical tensors
+# (every parameter and buffer). The optimiser blob is not compared byte for byte: LibTorch keys
+# its state by tensor addresses, which differ between processes; a wrong momentum or Adam moment
+# shows up in the parameters of the steps after the resume.
+same_weights() {
+  cmp "$1/checkpoints/step-$(printf %08d "$3")/tensors.bin" \
+      "$2/checkpoints/step-$(printf %08d "$3")/tensors.bin"
+}
+
+# event_field RUN EVENT FIELD: FIELD of the last EVENT line in RUN/metrics.jsonl.
+event_field() {
+  "$PY" - "$1/metrics.jsonl" "$2" "$3" <<'EOF'
+import json, sys
+value = None
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("event") == sys.argv[2]:
+        value = e.get(sys.argv[3])
+print(json.dumps(value))
+EOF
+}
