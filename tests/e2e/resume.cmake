@@ -3,3 +3,5 @@
 # agreed checkpoint, exit 75, resume (about 30 s).
 slimtrain_add_e2e(NAME e2e_resume_bitwise COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume_bitwise.sh
                   TIMEOUT 240 LABELS resume)
+slimtrain_add_e2e(NAME e2e_signal_stop COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_stop.sh
+                  TIMEOUT 240 LABELS resume)

@@ -21,8 +21,10 @@ for split, n in (("train", 512), ("test", 128)):
     np.save(f"{d}/{split}-x.npy", x.astype(np.uint8))
     np.save(f"{d}/{split}-y.npy", y.astype(np.int64))
 EOF
-  "$SLIMTRAIN_BIN" prep npy --train-x "$1/train-x.npy" --train-y "$1/train-y.npy" \
-    --test-x "$1/test-x.npy" --test-y "$1/test-y.npy" --chunk-bytes 2048 -o "$1/data.h5" >/dev/null
+  local log
+  log=$("$SLIMTRAIN_BIN" prep npy --train-x "$1/train-x.npy" --train-y "$1/train-y.npy" \
+    --test-x "$1/test-x.npy" --test-y "$1/test-y.npy" --chunk-bytes 2048 -o "$1/data.h5" 2>&1) ||
+    { echo "$log"; return 1; }
 }
 
 # start_job LOG mpirun-args...: starts mpirun in a session of its own (so the whole job can be

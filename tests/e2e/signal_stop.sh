@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SIGUSR1 or SIGTERM on one rank, or SIGUSR1 to mpirun (what train.sbatch forwards when Slurm warns
+# of the time limit): every rank agrees at the next step boundary, one checkpoint of that step is
+# written, and mpirun exits 75 (Open MPI passes on the first non-zero exit code of a rank). A rerun
+# with --resume auto continues from that step, finishes, and ends bit-identical to a run that was
+# never stopped.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/resume_lib.sh"
+work=$(mktemp -d)
+job=
+trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
+cd "$work" || exit 1
+make_data "$work" || { echo "cannot make the test data"; exit 1; }
+S=$SLIMTRAIN_BIN
+cfg=(--data data.h5 --threads 1 --model cnn-small --batch-size 16 --epochs 2 --lr 0.02
+     --warmup-steps 4 --checkpoint-every 8 --eval-every 10 --log-every 4)
+train() { "$MPIEXEC" -np 2 "$S" train "${cfg[@]}" "$@"; }
+
+check "reference run of 32 steps" expect_rc 0 train --out R --resume none
+
+# stopped RUN SIGNAL TARGET INJECT_RANK STEP: rank INJECT_RANK is held for 2 s before step STEP;
+# while it is, SIGNAL goes to TARGET (a rank number, or "mpirun"). The job must stop after STEP.
+stopped() {
+  local run=$1 sig=$2 target=$3 held=$4 step=$5 pid rc
+  SLIMTRAIN_INJECT="rank=$held,phase=train,step=$step,action=delay,delay=2s" \
+    start_job "$run.log" -np 2 "$S" train "${cfg[@]}" --out "$run" --resume none
+  if ! wait_until 60 grep -qs "fault injection" "$run.log"; then
+    echo "  the injected delay never fired"; sed 's/^/  | /' "$run.log" | tail; return 1
+  fi
+  if [ "$target" = mpirun ]; then pid=$job; else pid=$(rank_pid "$target"); fi
+  kill "-$sig" "$pid" || return 1
+  wait "$job"
+  rc=$?
+  job=
+  out=$(cat "$run.log")
+  [ "$rc" -eq 75 ] || { echo "  mpirun exited $rc, wanted 75"; sed 's/^/  | /' "$run.log" | tail -20; return 1; }
+}
+
+# resumed RUN STEP: a rerun with --resume auto continues from STEP and matches the reference.
+resumed() {
+  local run=$1 step=$2
+  check "  latest names step $step" latest_is "$run" "$step"
+  check "  the stopped event records step $step and exit 75" \
+    test "$(event_field "$run" stopped step) $(event_field "$run" stopped exit_code)" = "$step 75"
+  check "  rerun with --resume auto" expect_rc 0 train --out "$run" --resume auto
+  check "  continues from step $step" contains "resumed from .*step-$(printf %08d "$step") at step $step"
+  check "  finishes all 32 steps" test "$(event_field "$run" done step)" = 32
+  check "  bit-identical to the reference" same_weights R "$run" 32
+}
+
+check "SIGUSR1 to rank 1 gives exit 75" stopped U 10 1 1 11
+check "  every rank agreed" contains "r0 WARN  stop requested by signal on some rank: checkpointing at step 11"
+check "  rank 1 names the signal" contains "r1 WARN  stop requested by signal 10"
+resumed U 11
+
+check "SIGTERM to rank 0 gives exit 75" stopped T 15 0 0 6
+check "  every rank agreed" contains "r1 WARN  stop requested by signal on some rank: checkpointing at step 6"
+resumed T 6
+
+check "SIGUSR1 to mpirun (forwarded to the ranks) gives exit 75" stopped M 10 mpirun 1 19
+check "  both ranks saw it" contains "r1 WARN  stop requested by signal 10"
+resumed M 19
+
+# The last step: the stop still wins (the final evaluation could outlast the time left); the rerun
+# trains nothing, evaluates and records done.
+check "SIGUSR1 during the last step gives exit 75" stopped L 10 1 1 32
+resumed L 32
+finish
