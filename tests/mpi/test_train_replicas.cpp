@@ -1,0 +1,153 @@
+// Gradient sync keeps replicas identical: each rank trains on its own data, the bucketed (and
+// chunked) all-reduce averages the gradients, and after N optimiser steps every rank holds the
+// same parameters bit for bit, with overlap on and off (which must also agree with each other).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+
+#include "slimtrain/comm/communicator.hpp"
+#include "slimtrain/comm/tensor_ops.hpp"
+#include "slimtrain/model/classifier.hpp"
+#include "slimtrain/runtime/runtime.hpp"
+#include "slimtrain/train/grad_sync.hpp"
+#include "slimtrain/train/optim.hpp"
+
+namespace sm = slimtrain::model;
+namespace st = slimtrain::train;
+
+namespace {
+
+slimtrain::runtime::Runtime& rt() {
+  static slimtrain::runtime::Runtime instance;
+  return instance;
+}
+
+std::vector<float> flatten(const std::vector<torch::Tensor>& tensors) {
+  std::vector<float> out;
+  for (const torch::Tensor& t : tensors) {
+    const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
+    out.insert(out.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  return out;
+}
+
+// True on every rank when every rank's `values` equals rank 0's bit for bit.
+bool same_on_every_rank(const std::vector<float>& values) {
+  std::vector<float> root = values;
+  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  int same = std::memcmp(root.data(), values.data(), values.size() * sizeof(float)) == 0;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return same != 0;
+}
+
+struct Case {
+  const char* model;
+  std::size_t bucket_bytes;
+};
+
+struct RunResult {
+  std::vector<float> initial, final;
+  std::size_t buckets = 0;
+  bool local_grads_differed = false;
+};
+
+RunResult train_replicas(const Case& c, bool overlap, int steps) {
+  sm::ModelSpec spec;
+  spec.name = c.model;
+  spec.input_shape = {1, 8, 8};
+  spec.num_classes = 5;
+  spec.mlp_widths = {64, 32};
+  // Different initial weights per rank: only the broadcast from rank 0 makes them equal.
+  torch::manual_seed(static_cast<std::uint64_t>(11 + rt().rank()));
+  auto model = sm::make_model(spec);
+
+  slimtrain::comm::CommConfig cc;
+  cc.chunk_bytes = 8 << 10;  // buckets span several chunks too
+  cc.deadline.base_s = 30;
+  auto comm = slimtrain::comm::make_mpi_communicator(rt(), "train", cc);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) {
+      torch::Tensor t = p.detach();
+      slimtrain::comm::broadcast(*comm, t, 0);
+    }
+  }
+  RunResult result;
+  result.initial = flatten(model->parameters());
+
+  st::OptimConfig oc;
+  oc.lr = 0.05;
+  oc.momentum = 0.9;
+  oc.weight_decay = 1e-3;
+  auto optimizer = st::make_optimizer(oc, model->parameters());
+  st::GradientSync sync(model->parameters(), *comm, c.bucket_bytes, overlap);
+  result.buckets = sync.bucket_count();
+
+  const double world = rt().size();
+  for (int step = 0; step < steps; ++step) {
+    // Each rank its own batch, as data parallelism gives it.
+    torch::manual_seed(static_cast<std::uint64_t>(1000 * step + rt().rank()));
+    const torch::Tensor x = torch::rand({16, 1, 8, 8});
+    const torch::Tensor y = torch::randint(0, spec.num_classes, {16}, torch::kLong);
+    optimizer->zero_grad();
+    sync.prepare();
+    sm::Output out = model->forward(x, y);
+    out.loss.backward();
+
+    // Before finish() .grad still holds this rank's own gradient: the expected average is the
+    // float64 mean of those over the ranks.
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : model->parameters()) grads.push_back(p.grad());
+    const std::vector<float> local = flatten(grads);
+    if (step == 0) result.local_grads_differed = !same_on_every_rank(local);
+    std::vector<double> expected(local.begin(), local.end());
+    MPI_Allreduce(MPI_IN_PLACE, expected.data(), static_cast<int>(expected.size()), MPI_DOUBLE,
+                  MPI_SUM, MPI_COMM_WORLD);
+
+    sync.finish();
+    grads.clear();
+    for (const auto& p : model->parameters()) grads.push_back(p.grad());
+    const std::vector<float> averaged = flatten(grads);
+    EXPECT_EQ(averaged.size(), expected.size());
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < averaged.size() && i < expected.size(); ++i) {
+      const double want = expected[i] / world;
+      if (std::abs(averaged[i] - want) > 1e-6 + 1e-5 * std::abs(want)) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0u) << "gradients not the average over ranks at step " << step;
+    EXPECT_TRUE(same_on_every_rank(averaged)) << "averaged gradients differ at step " << step;
+    optimizer->step();
+  }
+  result.final = flatten(model->parameters());
+  return result;
+}
+
+class ReplicasTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ReplicasTest, IdenticalAfterStepsWithOverlapOnAndOff) {
+  const Case c = GetParam();
+  const int steps = 6;
+  const RunResult on = train_replicas(c, true, steps);
+  const RunResult off = train_replicas(c, false, steps);
+
+  EXPECT_GE(on.buckets, 3u) << "the model should span several buckets";
+  EXPECT_EQ(on.buckets, off.buckets);
+  EXPECT_TRUE(same_on_every_rank(on.initial)) << "initial weights not broadcast";
+  EXPECT_NE(on.initial, on.final) << "training did not change the parameters";
+  if (rt().size() > 1) {
+    EXPECT_TRUE(on.local_grads_differed) << "ranks saw the same data: the test proves nothing";
+  }
+  EXPECT_TRUE(same_on_every_rank(on.final)) << "replicas diverged with overlap on";
+  EXPECT_TRUE(same_on_every_rank(off.final)) << "replicas diverged with overlap off";
+  EXPECT_EQ(std::memcmp(on.final.data(), off.final.data(), on.final.size() * sizeof(float)), 0)
+      << "overlap on and off reduced different values";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ReplicasTest,
+                         ::testing::Values(Case{"mlp", 4 << 10}, Case{"cnn-small", 32 << 10}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.model) == "mlp" ? "mlp" : "cnn_small";
+                         });
+
+}  // namespace

@@ -1,0 +1,11 @@
+# Evaluation at np 1-4 (97, 61 and 2 test samples: uneven and empty shares) equals one process
+# evaluating the whole split; the bytes an evaluation sends; skip and retry agreed everywhere.
+slimtrain_add_gtest(NAME mpi_eval TIER mpi NP 1 2 3 4 TIMEOUT 90 CASE_TIMEOUT 40
+  SOURCES test_eval_distributed.cpp
+  LIBS slimtrain_eval)
+slimtrain_use_torch(mpi_eval)
+# Replicas bit-identical after N steps of bucketed gradient sync, overlap on and off.
+slimtrain_add_gtest(NAME mpi_train_replicas TIER mpi NP 2 3 4 TIMEOUT 90 CASE_TIMEOUT 40
+  SOURCES test_train_replicas.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(mpi_train_replicas)
