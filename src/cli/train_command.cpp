@@ -57,7 +57,7 @@ int run_train(const std::vector<std::string>& args) {
     ("vit-heads", bound(c.vit_heads), "vit-tiny attention heads")
     ("epochs", bound(c.epochs), "passes over the training split")
     ("max-steps", bound(c.max_steps), "stop after this many steps (0: epochs decide)")
-    ("batch-size", bound(c.batch_size), "samples per rank per step (remainder of an epoch is dropped)")
+    ("batch-size", bound(c.batch_size), "samples per rank per step (the last batch of an epoch may be short)")
     ("seed", bound(c.seed), "seed of initial weights and data order")
     ("optimizer", bound(c.optim.name), "sgd or adamw")
     ("lr", bound(c.optim.lr), "peak learning rate")

@@ -76,15 +76,21 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
                         "' (delay, hang or exit)");
     } else if (key == "delay") {
       plan.delay_s = parse_seconds(value);
+    } else if (key == "times") {
+      plan.times = parse_int(key, value);
+      if (plan.times < 1)
+        SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: times='", value, "' must be at least 1");
     } else {
       SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: unknown key '", key,
-                      "' (rank, phase, step, action, delay)");
+                      "' (rank, phase, step, action, delay, times)");
     }
   }
   if (plan.rank < 0 || plan.phase == FaultPhase::none || plan.step < 0)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs rank=, phase= and step=");
   if (!action_given && plan.delay_s <= 0)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs delay= or action=hang|exit");
+  if (plan.times > 0 && plan.action != FaultAction::delay)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': times= applies to delays only");
   return plan;
 }
 
@@ -95,11 +101,13 @@ FaultPlan FaultPlan::from_env() {
 
 bool FaultPlan::armed(int at_rank, FaultPhase at_phase, std::int64_t at_step) const {
   if (phase == FaultPhase::none || at_rank != rank || at_phase != phase) return false;
+  if (times >= 0 && fired >= times) return false;
   // A hang persists: once the rank stops arriving, it never arrives again.
   return action == FaultAction::hang ? at_step >= step : at_step == step;
 }
 
-void FaultPlan::fire() const {
+void FaultPlan::fire() {
+  ++fired;
   log::warn("fault injection (SLIMTRAIN_INJECT, test only): ", describe());
   switch (action) {
     case FaultAction::delay:
@@ -120,6 +128,7 @@ std::string FaultPlan::describe() const {
           : action == FaultAction::hang ? "hang"
                                         : "exit");
   if (action == FaultAction::delay) out << " delay=" << delay_s << "s";
+  if (times >= 0) out << " times=" << times;
   return out.str();
 }
 

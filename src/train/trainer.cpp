@@ -282,6 +282,9 @@ eval::EvalOutcome Trainer::run_eval(const std::string& split, const char* purpos
     fields["step"] = at_step;
     fields["split"] = split;
     fields["bytes_sent"] = o.bytes_sent;
+    // A retried evaluation shows how many attempts it took and the batch that succeeded.
+    fields["attempts"] = o.attempts;
+    fields["eval_batch_size"] = o.batch_size;
     run_log_->event("eval", fields);
     last_metrics_ = o.metrics.to_json();
   } else {

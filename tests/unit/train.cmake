@@ -2,3 +2,7 @@ slimtrain_add_gtest(NAME unit_optim TIER unit TIMEOUT 60
   SOURCES test_optim.cpp test_schedule.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(unit_optim)
+# SLIMTRAIN_INJECT parsing and arming (the e2e fault tests depend on when a plan fires).
+slimtrain_add_gtest(NAME unit_train_fault_injection TIER unit TIMEOUT 30
+  SOURCES test_train_fault_injection.cpp
+  LIBS slimtrain_train)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# slimtrain train and eval as a user runs them: every bad option or input exits 2 naming it and
+# leaves no run directory behind; `slimtrain eval` of the final checkpoint, at 1, 2 and 3 ranks,
+# reports what the trainer's final test evaluation reported.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+train_data "$work" || exit 1
+D=$work/data.h5
+runs=$work/runs
+mkdir -p "$runs"
+
+n=0
+bad() {  # bad "expected text" train-args...: exit 2, the text in the output, no run dir left
+  local text=$1; shift
+  n=$((n + 1))
+  check "train $* exits 2" expect_rc 2 "$S" train "$@" --out "$runs/bad-$n"
+  check "  names it: $text" contains "$text"
+  check "  leaves no run directory" test ! -e "$runs/bad-$n"
+}
+bad "unrecognised option '--bogus'" --data "$D" --bogus 1
+bad "--batch-size: 0 is outside" --data "$D" --batch-size 0
+bad "--model: 'nope' is not one of mlp, cnn-small, vit-tiny" --data "$D" --model nope
+bad "--lr: -1 is outside" --data "$D" --lr -1
+bad "--mlp-widths: '32,x'" --data "$D" --model mlp --mlp-widths 32,x
+bad "option '--data' is required" --model mlp
+bad "$work/nope.h5: no such file" --data "$work/nope.h5"
+bad "--eval-split: .* has no split 'val'" --data "$D" --eval-split val
+printf 'batch-size = 0\n' >"$work/bad.ini"
+bad "--batch-size: 0 is outside" --config "$work/bad.ini" --data "$D"
+printf 'bogus-key = 3\n' >"$work/bad2.ini"
+bad "bad2.ini: unrecognised option 'bogus-key'" --config "$work/bad2.ini" --data "$D"
+bad "--config: cannot open" --config "$work/nope.ini" --data "$D"
+check "a bad SLIMTRAIN_INJECT exits 2" expect_rc 2 env SLIMTRAIN_INJECT="rank=1,phase=eval" "$S" train --data "$D" --out "$runs/inject"
+check "  naming the variable" contains "SLIMTRAIN_INJECT=.* needs rank=, phase= and step="
+check "  leaves no run directory" test ! -e "$runs/inject"
+check "a missing data file under mpirun -np 2 exits 2" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" train --data "$work/nope.h5" --out "$runs/mpi"
+check "  naming the file" contains "nope.h5: no such file"
+check "  leaves no run directory" test ! -e "$runs/mpi"
+mkdir -p "$runs/kept" && echo note >"$runs/kept/mine.txt"
+check "a bad option with an existing run directory exits 2" expect_rc 2 "$S" train --data "$D" --lr -1 --out "$runs/kept"
+check "  and leaves that directory as it was" test "$(ls -A "$runs/kept")" = mine.txt
+
+# The final checkpoint and the trainer's final test evaluation (2 ranks, 203 test samples).
+R=$runs/good
+check "training at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$R" "${SMALL_JOB[@]}" --max-steps 20
+[ "$fails" -eq 0 ] || { finish; exit 1; }
+final=$(events "$R" done | "$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["test"]))')
+echo "  final test evaluation: ${final:0:120}"
+check "  done event with test metrics" json_is "$final" 'e["count"] == 203'
+check "  a model that is neither perfect nor useless (the comparison means something)" json_is "$final" '0.3 < e["accuracy"] < 1.0'
+STEP=$R/checkpoints/step-00000020
+same_metrics() {  # same_metrics JSON: accuracy, macro-F1, count and per-class support equal
+  "$PY" - "$final" "$1" <<'EOF' || { echo "  | trainer: ${final:0:200}"; echo "  | eval:    ${1:0:200}"; return 1; }
+import json, sys
+t, e = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert e["count"] == t["count"], "count"
+assert e["accuracy"] == t["accuracy"], "accuracy"
+assert e["macro_f1"] == t["macro_f1"], "macro_f1"
+assert [c["support"] for c in e["per_class"]] == [c["support"] for c in t["per_class"]], "support"
+assert [c["recall"] for c in e["per_class"]] == [c["recall"] for c in t["per_class"]], "recall"
+assert abs(e["loss"] - t["loss"]) <= 1e-6 * max(1.0, abs(t["loss"])), "loss"
+EOF
+}
+check "eval --json at np 2 of the step directory" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$STEP" --json --threads 1
+check "  equals the trainer's final test evaluation" same_metrics "$(tail -1 <<<"$out")"
+check "  at step 20" json_is "$(tail -1 <<<"$out")" 'e["step"] == 20 and e["split"] == "test"'
+check "eval --json at np 1 of checkpoints/latest" expect_rc 0 "$S" eval --data "$D" --checkpoint "$R/checkpoints/latest" --json --threads 1
+check "  equals it too" same_metrics "$(tail -1 <<<"$out")"
+check "eval --json at np 3 of the run directory" expect_rc 0 timeout 60 "$MPIEXEC" -np 3 "$S" eval --data "$D" --checkpoint "$R" --json --threads 1
+check "  equals it too" same_metrics "$(tail -1 <<<"$out")"
+check "eval as a table at np 2" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$STEP" --threads 1
+check "  reports 203 samples on 2 ranks" contains "split 'test', 203 samples on 2 ranks"
+check "  and a row per class" contains "^d  *[0-9.]* *[0-9.]* *[0-9.]* *[0-9]*$"
+check "eval of a missing checkpoint exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$R/checkpoints/step-00000099"
+check "  naming it" contains "step-00000099"
+check "eval of a missing split exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$STEP" --split val
+check "  naming --split" contains "--split: .* has no split 'val'"
+check "eval --batch-size 0 exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$STEP" --batch-size 0
+check "  naming it" contains "--batch-size: 0 is outside"
+finish

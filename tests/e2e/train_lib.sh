@@ -1,0 +1,70 @@
+# Helpers for the train e2e scripts: sourced after lib.sh, not run.
+PY=/usr/bin/python3
+export OMP_NUM_THREADS=1
+S=$SLIMTRAIN_BIN
+
+# train_data DIR: DIR/data.h5 with 384 train and 203 test 1x8x8 uint8 images of 4 classes named
+# a-d (class k: brighter rows 2k and 2k+1 under heavy noise). 203 is odd, so two ranks get
+# shares of different sizes.
+train_data() {
+  "$PY" -c "import numpy" 2>/dev/null || { echo "skipped: /usr/bin/python3 lacks numpy"; exit 77; }
+  "$PY" - "$1" <<'EOF' || return 1
+import sys
+import numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(2026)
+for split, n in (("train", 384), ("test", 203)):
+    y = rng.integers(0, 4, n)
+    x = rng.integers(0, 200, (n, 8, 8))
+    for i in range(n):
+        x[i, 2 * y[i]:2 * y[i] + 2, :] += 70
+    np.save(f"{d}/{split}-x.npy", x.astype(np.uint8))
+    np.save(f"{d}/{split}-y.npy", y.astype(np.int64))
+EOF
+  "$S" prep npy --train-x "$1/train-x.npy" --train-y "$1/train-y.npy" --test-x "$1/test-x.npy" \
+    --test-y "$1/test-y.npy" --class-names a,b,c,d -o "$1/data.h5" >/dev/null
+}
+
+# The small job every script trains (with --max-steps): mlp, 2 x 16 samples per step, one thread.
+SMALL_JOB=(--model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 --log-every 4 --resume none)
+
+# events RUN NAME: the RUN/metrics.jsonl lines whose event is NAME, one JSON object per line.
+events() {
+  [ -f "$1/metrics.jsonl" ] || return 0
+  "$PY" - "$1/metrics.jsonl" "$2" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["event"] == sys.argv[2]:
+        print(json.dumps(e, sort_keys=True))
+EOF
+}
+
+# json_is JSON EXPR: the Python expression EXPR, over the parsed JSON as `e`, is true.
+json_is() {
+  "$PY" -c '
+import json, sys
+try:
+    e = json.loads(sys.argv[1])
+except ValueError:
+    sys.exit(1)
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || { echo "  not true: $2"; echo "  | ${1:0:400}"; return 1; }
+}
+
+# event_at RUN NAME STEP: the one NAME event at STEP (empty when there is none).
+event_at() {
+  events "$1" "$2" | "$PY" -c '
+import json, sys
+for line in sys.stdin:
+    if json.loads(line).get("step") == int(sys.argv[1]):
+        print(line.strip())' "$3"
+}
+
+# timed COMMAND...: runs it like expect_rc's callers expect, leaving rc, out and the wall time
+# in seconds (integer) in $wall.
+timed() {
+  local start=$SECONDS
+  out=$("$@" 2>&1)
+  rc=$?
+  wall=$((SECONDS - start))
+}
