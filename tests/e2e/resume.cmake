@@ -5,3 +5,5 @@ slimtrain_add_e2e(NAME e2e_resume_bitwise COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/re
                   TIMEOUT 240 LABELS resume)
 slimtrain_add_e2e(NAME e2e_signal_stop COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_stop.sh
                   TIMEOUT 240 LABELS resume)
+# Two ranks each: CTest counts them as two processors.
+set_tests_properties(e2e_resume_bitwise e2e_signal_stop PROPERTIES PROCESSORS 2)

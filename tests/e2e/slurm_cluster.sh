@@ -1,0 +1,134 @@
+# A private single-node Slurm for e2e tests: sourced, not run.
+#   slurm_start DIR   munged, slurmctld and slurmd with everything under DIR (own munge key and
+#                     socket, own ports), SLURM_CONF exported; returns 77 with a reason in
+#                     $slurm_skip_reason when Slurm cannot run here, 1 when it should but did not
+#                     come up. DIR's parents must be traversable by the munge user.
+#   slurm_stop        cancels every job, stops the three daemons and waits for them to exit.
+#   slurm_stepds      pids of this cluster's step daemons.
+# Nothing touches the system's /etc/munge, /etc/slurm or running daemons.
+
+slurm_dir=
+slurm_skip_reason=
+
+slurm_start() {
+  slurm_dir=$1
+  local tool
+  if [ "$(id -u)" -ne 0 ]; then
+    slurm_skip_reason="not root: slurmd must run as root to start jobs"
+    return 77
+  fi
+  for tool in munged slurmctld slurmd sbatch scontrol squeue sinfo srun; do
+    if ! command -v "$tool" >/dev/null && [ ! -x "/usr/sbin/$tool" ]; then
+      slurm_skip_reason="$tool is not installed (scripts/install-deps.sh installs slurmctld slurmd slurm-client munge)"
+      return 77
+    fi
+  done
+  if ! id munge >/dev/null 2>&1; then
+    slurm_skip_reason="no munge user (the munge package creates it)"
+    return 77
+  fi
+  local host
+  host=$(hostname)
+  # munged checks ownership and permissions on every path it uses; root owns the parent, the
+  # munge user owns its directory (world-traversable, so slurm can reach the socket).
+  mkdir -p "$slurm_dir/munge" "$slurm_dir/state" "$slurm_dir/spool" "$slurm_dir/log"
+  dd if=/dev/urandom of="$slurm_dir/munge/munge.key" bs=1024 count=1 status=none
+  chmod 755 "$slurm_dir"
+  chown -R munge:munge "$slurm_dir/munge"
+  chmod 755 "$slurm_dir/munge"
+  chmod 400 "$slurm_dir/munge/munge.key"
+  local munged=/usr/sbin/munged
+  command -v munged >/dev/null && munged=$(command -v munged)
+  if ! runuser -u munge -- "$munged" --socket="$slurm_dir/munge/munge.sock" \
+      --key-file="$slurm_dir/munge/munge.key" --log-file="$slurm_dir/munge/munged.log" \
+      --pid-file="$slurm_dir/munge/munged.pid" --seed-file="$slurm_dir/munge/munged.seed"; then
+    slurm_skip_reason="munged would not start: $(tail -n 1 "$slurm_dir/munge/munged.log" 2>/dev/null)"
+    return 77
+  fi
+
+  # Ports from the pid, so two test runs on one machine do not meet.
+  local port=$((20000 + ($$ % 10000) * 2))
+  cat >"$slurm_dir/slurm.conf" <<EOF
+ClusterName=slimtrain-test
+SlurmctldHost=$host
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+AuthType=auth/munge
+AuthInfo=socket=$slurm_dir/munge/munge.sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$slurm_dir/state
+SlurmdSpoolDir=$slurm_dir/spool
+SlurmctldPidFile=$slurm_dir/slurmctld.pid
+SlurmdPidFile=$slurm_dir/slurmd.pid
+SlurmctldLogFile=$slurm_dir/log/slurmctld.log
+SlurmdLogFile=$slurm_dir/log/slurmd.log
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+KillWait=10
+NodeName=$host CPUs=2 RealMemory=8000 State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+  export SLURM_CONF=$slurm_dir/slurm.conf
+  local ctld=slurmctld slurmd=slurmd
+  command -v slurmctld >/dev/null || ctld=/usr/sbin/slurmctld
+  command -v slurmd >/dev/null || slurmd=/usr/sbin/slurmd
+  "$ctld" -f "$SLURM_CONF" -i || { slurm_skip_reason="slurmctld would not start"; return 77; }
+  "$slurmd" -f "$SLURM_CONF" || { slurm_skip_reason="slurmd would not start"; return 77; }
+  local deadline=$((SECONDS + 30))
+  until sinfo -h -o %t 2>/dev/null | grep -qx idle; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "Slurm did not report an idle node within 30 s:"
+      tail -n 5 "$slurm_dir/log/slurmctld.log" "$slurm_dir/log/slurmd.log" 2>/dev/null | sed 's/^/  | /'
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# slurm_kill_pidfile FILE: TERM to the daemon named in FILE, KILL if it lingers past 10 s.
+slurm_kill_pidfile() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 0
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill "$pid" 2>/dev/null
+  local deadline=$((SECONDS + 10))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$deadline" ]; then kill -9 "$pid" 2>/dev/null; break; fi
+    sleep 0.2
+  done
+}
+
+slurm_stop() {
+  [ -n "$slurm_dir" ] && [ -f "$slurm_dir/slurm.conf" ] || return 0
+  if [ -f "$slurm_dir/slurmctld.pid" ]; then
+    scancel --full --quiet --user=root 2>/dev/null
+    local deadline=$((SECONDS + 20))
+    while [ -n "$(squeue -h -o %i 2>/dev/null)" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.5; done
+  fi
+  slurm_kill_pidfile "$slurm_dir/slurmd.pid"
+  slurm_kill_pidfile "$slurm_dir/slurmctld.pid"
+  slurm_kill_pidfile "$slurm_dir/munge/munged.pid"
+  # A step daemon outlives slurmd only when a job was still being torn down.
+  local p
+  for p in $(slurm_stepds); do kill -9 "$p" 2>/dev/null; done
+  true
+}
+
+# slurm_stepds: pids of this cluster's slurmstepd processes (one per running or dying job step);
+# they inherited slurmd's SLURM_CONF, which tells them apart from any other Slurm on the machine.
+slurm_stepds() {
+  local p
+  for p in $(pgrep -x slurmstepd); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$slurm_dir/slurm.conf" &&
+      echo "$p"
+  done
+}

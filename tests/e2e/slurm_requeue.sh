@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# jobs/train.sbatch against a real single-node Slurm: submitted with a one-minute limit and
+# --signal=B:USR1@55, the batch script gets USR1 before the limit, the ranks checkpoint and exit
+# 75, the script requeues the job, and the requeued job resumes from that checkpoint
+# (--resume auto) and finishes. Skips (77) where Slurm cannot run (not root, not installed).
+#
+# Slurm checks time limits every 30 s, so USR1 comes 5 to 35 s into the job. The training is sized
+# from a short calibration run to about 45 s, so the first run is always stopped by the signal.
+# The requeued job gets StartTime=now (Slurm would hold it ~2 minutes) and a 5-minute limit, so it
+# finishes instead of being stopped again.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/resume_lib.sh"
+. "$(dirname "$0")/slurm_cluster.sh"
+work=$(mktemp -d)
+chmod 755 "$work"  # munged, running as user munge, must reach its socket below
+trap 'slurm_stop; rm -rf "$work"' EXIT
+LAUNCHER=${SLURM_TEST_LAUNCHER:-srun}
+
+slurm_start "$work/slurm"
+case $? in
+  0) ;;
+  77) echo "skipped: Slurm cannot run here: $slurm_skip_reason"; exit 77 ;;
+  *) echo "FAIL Slurm did not start"; exit 1 ;;
+esac
+echo "Slurm up: $(sinfo -h -o '%P %t %N')"
+make_data "$work" 16 1024 || { echo "cannot make the test data"; exit 1; }
+
+cat >"$work/job.ini" <<EOF
+model = cnn-small
+batch-size = 32
+optimizer = sgd
+lr = 0.02
+schedule = constant
+log-every = 50
+keep-last = 2
+EOF
+
+# Steps per second of this machine right now, from a short run (rank 0's samples/s / 64).
+out=$("$MPIEXEC" -np 2 "$SLIMTRAIN_BIN" train --config "$work/job.ini" --data "$work/data.h5" \
+  --out "$work/calibrate" --resume none --threads 1 --max-steps 150 2>&1) ||
+  { echo "FAIL calibration run"; echo "$out" | tail; exit 1; }
+rate=$(event_field "$work/calibrate" train samples_per_s)
+steps=$("$PY" -c "print(max(300, int(float('$rate') / 64 * 45)))")
+echo "calibration: $rate samples/s -> --max-steps $steps (about 45 s)"
+every=$((steps / 10))
+
+job_state() { scontrol show job "$jobid" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
+restarts() { scontrol show job "$jobid" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2; }
+requeued() { [ "$(restarts)" = 1 ] && [ "$(job_state)" = PENDING ]; }
+requeued_or_ended() { [ "$(restarts)" = 1 ] || ended; }
+ended() { case $(job_state) in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac; return 1; }
+show_log() { sed 's/^/  | /' "$work/job.out" | tail -n 25; scontrol show job "$jobid" | sed 's/^/  | /' | head -n 8; }
+
+cd "$SLIMTRAIN_SOURCE_DIR" || exit 1
+jobid=$(CONFIG=$work/job.ini DATA=$work/data.h5 RUN_DIR=$work/run LAUNCHER=$LAUNCHER \
+  EXTRA_ARGS="--max-steps $steps --checkpoint-every $every" \
+  sbatch --parsable --time=1 --signal=B:USR1@55 --output="$work/job.out" \
+    --job-name=slimtrain-e2e jobs/train.sbatch)
+check "sbatch jobs/train.sbatch (launcher $LAUNCHER)" test -n "$jobid"
+[ -n "$jobid" ] || { finish; exit 1; }
+
+wait_until 150 requeued_or_ended
+if ! check "the job requeued itself before its time limit" wait_until 10 requeued; then
+  show_log
+  finish
+  exit 1
+fi
+out=$(cat "$work/job.out")
+check "  the batch script got USR1 from Slurm" contains "train.sbatch: USR1 received"
+check "  the ranks agreed to stop" contains "stop requested by signal 10"
+check "  the launcher passed on exit 75 and the script requeued" \
+  contains "checkpoint written (exit 75); requeueing job $jobid"
+stop_step=$(event_field "$work/run" stopped step)
+check "  metrics.jsonl records the stop (exit 75) before the end" \
+  test "$(event_field "$work/run" stopped exit_code)" = 75 -a "$stop_step" -lt "$steps"
+check "  the checkpoint of that step is the latest" latest_is "$work/run" "$stop_step"
+check "  and verifies" expect_rc 0 "$SLIMTRAIN_BIN" inspect "$work/run/checkpoints/latest"
+
+echo "[$SECONDS s] requeued after step $stop_step of $steps"
+# Slurm holds a requeued job back while the node cleans up after it; starting it early (as the
+# test does) needs the old run's step daemons gone, or slurmd tearing down the old incarnation
+# aborts the new one's srun step (the job id is the same).
+node_clean() { [ "$(sinfo -h -o %t)" = idle ] && [ -z "$(slurm_stepds)" ]; }
+echo "  step daemons left: $(slurm_stepds | wc -l)"
+check "  the node is idle again" wait_until 60 node_clean
+scontrol update JobId="$jobid" StartTime=now TimeLimit=5
+wait_until 120 sh -c "scontrol -o show job $jobid | grep -q JobState=RUNNING"
+echo "[$SECONDS s] running again"
+check "the requeued job runs and completes" wait_until 240 ended
+check "  with state COMPLETED, exit 0" sh -c "scontrol -o show job $jobid | grep -q 'JobState=COMPLETED.*ExitCode=0:0'"
+out=$(cat "$work/job.out")
+check "  as restart 1" contains "slimtrain job $jobid restart 1"
+check "  resuming from the stop's checkpoint" \
+  contains "resumed from .*step-$(printf %08d "$stop_step") at step $stop_step"
+check "  and training to the end (done event)" test "$(event_field "$work/run" done step)" = "$steps"
+echo "[$SECONDS s] done"
+[ "$fails" -eq 0 ] || { show_log; cp "$work/job.out" /tmp/slurm-job-debug.out; }
+finish
