@@ -25,6 +25,28 @@ esac
 echo "Slurm up: $(sinfo -h -o '%P %t %N')"
 make_data "$work" 16 1024 || { echo "cannot make the test data"; exit 1; }
 
+job_state() { scontrol show job "${1:-$jobid}" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
+restarts() { scontrol show job "$jobid" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2; }
+requeued() { [ "$(restarts)" = 1 ] && [ "$(job_state)" = PENDING ]; }
+requeued_or_ended() { [ "$(restarts)" = 1 ] || ended; }
+ended() { case $(job_state "$@") in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac; return 1; }
+succeeded() { scontrol -o show job "${1:-$jobid}" | grep -q 'JobState=COMPLETED.*ExitCode=0:0'; }
+show_log() { sed 's/^/  | /' "$2" | tail -n 25; scontrol show job "$1" | sed 's/^/  | /' | head -n 8; }
+
+cd "$SLIMTRAIN_SOURCE_DIR" || exit 1
+fm=/usr/share/datasets/fashion-mnist
+if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then
+  prep_id=$(SRC=$fm OUT=$work/fashion.h5 LAUNCHER=$LAUNCHER \
+    sbatch --parsable --output="$work/prep.out" jobs/prep.sbatch)
+  check "jobs/prep.sbatch converts Fashion-MNIST" wait_until 120 ended "$prep_id"
+  check "  and completes with exit 0" succeeded "$prep_id"
+  out=$(cat "$work/prep.out")
+  check "  writing 60000 train samples (inspect)" contains "/train: 60000 samples"
+  [ "$fails" -eq 0 ] || show_log "$prep_id" "$work/prep.out"
+else
+  echo "(jobs/prep.sbatch not run: no Fashion-MNIST under $fm)"
+fi
+
 cat >"$work/job.ini" <<EOF
 model = cnn-small
 batch-size = 32
@@ -44,14 +66,6 @@ steps=$("$PY" -c "print(max(300, int(float('$rate') / 64 * 45)))")
 echo "calibration: $rate samples/s -> --max-steps $steps (about 45 s)"
 every=$((steps / 10))
 
-job_state() { scontrol show job "$jobid" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
-restarts() { scontrol show job "$jobid" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2; }
-requeued() { [ "$(restarts)" = 1 ] && [ "$(job_state)" = PENDING ]; }
-requeued_or_ended() { [ "$(restarts)" = 1 ] || ended; }
-ended() { case $(job_state) in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac; return 1; }
-show_log() { sed 's/^/  | /' "$work/job.out" | tail -n 25; scontrol show job "$jobid" | sed 's/^/  | /' | head -n 8; }
-
-cd "$SLIMTRAIN_SOURCE_DIR" || exit 1
 jobid=$(CONFIG=$work/job.ini DATA=$work/data.h5 RUN_DIR=$work/run LAUNCHER=$LAUNCHER \
   EXTRA_ARGS="--max-steps $steps --checkpoint-every $every" \
   sbatch --parsable --time=1 --signal=B:USR1@55 --output="$work/job.out" \
@@ -61,7 +75,7 @@ check "sbatch jobs/train.sbatch (launcher $LAUNCHER)" test -n "$jobid"
 
 wait_until 150 requeued_or_ended
 if ! check "the job requeued itself before its time limit" wait_until 10 requeued; then
-  show_log
+  show_log "$jobid" "$work/job.out"
   finish
   exit 1
 fi
@@ -87,12 +101,12 @@ scontrol update JobId="$jobid" StartTime=now TimeLimit=5
 wait_until 120 sh -c "scontrol -o show job $jobid | grep -q JobState=RUNNING"
 echo "[$SECONDS s] running again"
 check "the requeued job runs and completes" wait_until 240 ended
-check "  with state COMPLETED, exit 0" sh -c "scontrol -o show job $jobid | grep -q 'JobState=COMPLETED.*ExitCode=0:0'"
+check "  with state COMPLETED, exit 0" succeeded
 out=$(cat "$work/job.out")
 check "  as restart 1" contains "slimtrain job $jobid restart 1"
 check "  resuming from the stop's checkpoint" \
   contains "resumed from .*step-$(printf %08d "$stop_step") at step $stop_step"
 check "  and training to the end (done event)" test "$(event_field "$work/run" done step)" = "$steps"
 echo "[$SECONDS s] done"
-[ "$fails" -eq 0 ] || { show_log; cp "$work/job.out" /tmp/slurm-job-debug.out; }
+[ "$fails" -eq 0 ] || show_log "$jobid" "$work/job.out"
 finish
