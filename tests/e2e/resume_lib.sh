@@ -2,22 +2,23 @@
 PY=/usr/bin/python3
 export OMP_NUM_THREADS=1
 
-# make_data DIR: DIR/data.h5, 512 train and 128 test 1x8x8 uint8 images of 4 classes (a class
-# is a bright quadrant plus noise, so the models learn), written with small chunks so the stream
-# reader crosses many blocks.
+# make_data DIR [SIZE [N_TRAIN]]: DIR/data.h5, N_TRAIN (512) train and 128 test 1xSIZExSIZE (8)
+# uint8 images of 4 classes (a class is a brighter quadrant in noise, so the models learn),
+# written with small chunks so the stream reader crosses many blocks.
 make_data() {
   "$PY" -c "import numpy" 2>/dev/null || { echo "skipped: /usr/bin/python3 lacks numpy"; exit 77; }
-  "$PY" - "$1" <<'EOF' || return 1
+  "$PY" - "$1" "${2:-8}" "${3:-512}" <<'EOF' || return 1
 import sys
 import numpy as np
-d = sys.argv[1]
+d, size, n_train = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+h = size // 2
 rng = np.random.default_rng(5)
-for split, n in (("train", 512), ("test", 128)):
+for split, n in (("train", n_train), ("test", 128)):
     y = rng.integers(0, 4, n)
-    x = rng.integers(0, 200, (n, 1, 8, 8))
+    x = rng.integers(0, 200, (n, 1, size, size))
     for i in range(n):
         r, c = divmod(int(y[i]), 2)
-        x[i, 0, 4 * r:4 * r + 4, 4 * c:4 * c + 4] += 50
+        x[i, 0, h * r:h * r + h, h * c:h * c + h] += 50
     np.save(f"{d}/{split}-x.npy", x.astype(np.uint8))
     np.save(f"{d}/{split}-y.npy", y.astype(np.int64))
 EOF
