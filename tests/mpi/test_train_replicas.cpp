@@ -58,6 +58,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
   spec.input_shape = {1, 8, 8};
   spec.num_classes = 5;
   spec.mlp_widths = {64, 32};
+  spec.vit_patch = 4;
   // Different initial weights per rank: only the broadcast from rank 0 makes them equal.
   torch::manual_seed(static_cast<std::uint64_t>(11 + rt().rank()));
   auto model = sm::make_model(spec);
@@ -145,9 +146,13 @@ TEST_P(ReplicasTest, IdenticalAfterStepsWithOverlapOnAndOff) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ReplicasTest,
-                         ::testing::Values(Case{"mlp", 4 << 10}, Case{"cnn-small", 32 << 10}),
+                         ::testing::Values(Case{"mlp", 4 << 10}, Case{"cnn-small", 32 << 10},
+                                           Case{"vit-tiny", 16 << 10}),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           return std::string(info.param.model) == "mlp" ? "mlp" : "cnn_small";
+                           std::string name = info.param.model;
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
                          });
 
 }  // namespace
