@@ -2,7 +2,8 @@
 # Faults injected into real 2-rank training jobs (SLIMTRAIN_INJECT): a late rank in evaluation
 # skips that evaluation on every rank while training, checkpointing and the final evaluation go
 # on; a retry recovers from a one-off delay; a rank hung in a training collective ends the job
-# non-zero within the collective deadline, naming the rank; a dead rank ends the job promptly.
+# non-zero within the collective deadline, naming the rank, and so does a rank hung in evaluation
+# (after the agreement's deadline); a dead rank ends the job promptly.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 work=$(mktemp -d)
@@ -65,6 +66,17 @@ check "  with the flight recorder" contains "flight recorder train seq .* timed_
 check "  failed event in metrics.jsonl" json_is "$(events "$R" failed)" '"missing ranks: 1" in e["reason"] and e["step"] == 5'
 check "  the step-4 checkpoint is intact" expect_rc 0 "$S" inspect --json "$R"
 check "  and is the latest" json_is "$out" 'e["step"] == 4'
+
+# A rank that never finishes its evaluation is not late but gone: the others skip nothing, they
+# miss the agreement (deadline --collective-timeout + --eval-deadline) and end the job.
+R=$work/eval-hang
+timed env SLIMTRAIN_INJECT="rank=1,phase=eval,step=4,action=hang" "${MPI[@]}" "$S" train \
+  --data "$D" --out "$R" "${SMALL_JOB[@]}" --max-steps 12 --eval-every 4 --eval-deadline 1 \
+  --collective-timeout 3
+echo "  (hang in eval: exit $rc after $wall s)"
+check "rank hung in eval: job exits non-zero" test "$rc" -ne 0 -a "$rc" -ne 124
+check "  within both deadlines + 30 s" test "$wall" -le 34
+check "  naming rank 1 as missing from the agreement" contains "eval agree seq .* missing ranks: 1 "
 
 # A rank that dies at step 8: mpirun tears the job down, no one waits for the deadline. With a
 # checkpoint every 2 steps, step 6's may still be in flight when rank 0 is killed; step 4's was
