@@ -266,13 +266,13 @@ TEST_F(EvalDistributedTest, LateRankSkipsEverywhereAndARetryRecovers) {
   int calls = 0;
   auto local = [&](std::int64_t) {
     if (rt().rank() == late && calls++ == 0)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     se::EvalStats s(classes);
     s.add_batch(torch::eye(classes), torch::arange(classes), 2.0);
     return s;
   };
   se::EvalPolicy policy;
-  policy.deadline_s = 0.3;
+  policy.deadline_s = 1.0;
   policy.agree_timeout_s = 30;
 
   const se::EvalOutcome skipped = se::evaluate(local, *comm, classes, {}, 64, policy);
