@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <mutex>
 #include <optional>
 
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
@@ -77,6 +79,26 @@ double metric_value(const eval::Metrics& m, const std::string& name) {
   if (name == "macro_f1") return m.macro_f1;
   if (name == "loss") return m.mean_loss;
   return m.accuracy;
+}
+
+// The CPU generator's state (nothing in training draws from it today; a model with dropout would),
+// so a resumed run draws the same numbers as an uninterrupted one.
+std::string cpu_rng_state() {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  const torch::Tensor t = gen.get_state().contiguous();
+  return std::string(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.nbytes()));
+}
+
+void set_cpu_rng_state(const std::string& bytes, const std::string& checkpoint) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  if (bytes.size() != static_cast<std::size_t>(gen.get_state().nbytes()))
+    SLIMTRAIN_THROW(DataError, "--resume: checkpoint ", checkpoint, " holds a CPU RNG state of ",
+                    bytes.size(), " bytes; this LibTorch's is ", gen.get_state().nbytes());
+  torch::Tensor t = torch::empty({static_cast<std::int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  gen.set_state(t);
 }
 
 struct Position {
@@ -180,7 +202,9 @@ void Trainer::setup() {
   retention.keep_last = cfg_.keep_last;
   retention.best_metric = cfg_.best_metric;
   checkpoints_ = std::make_unique<ckpt::CheckpointManager>(cfg_.out, retention);
+  const auto resume_from = Clock::now();
   resume_if_asked();
+  const double resume_ms = 1e3 * seconds_since(resume_from);
 
   run_log_ = std::make_unique<RunLog>(cfg_.out, rt_->rank() == 0, resumed_);
   std::vector<torch::Tensor> params = model_->parameters();
@@ -201,7 +225,8 @@ void Trainer::setup() {
                             {"world_size", rt_->size()},
                             {"batch_size", cfg_.batch_size},
                             {"total_steps", total_steps_},
-                            {"resumed_at_step", pos_.step}});
+                            {"resumed_at_step", pos_.step},
+                            {"resume_ms", resume_ms}});
 }
 
 void Trainer::resume_if_asked() {
@@ -225,6 +250,8 @@ void Trainer::resume_if_asked() {
   ckpt::load_into(*model_, state);
   auto blob = state.blobs.find("optimizer");
   if (blob != state.blobs.end()) ckpt::deserialize_optimizer(*optimizer_, blob->second);
+  blob = state.blobs.find("rng");
+  if (blob != state.blobs.end()) set_cpu_rng_state(blob->second, path);
   pos_.step = state.step;
   pos_.epoch = state.epoch;
   pos_.epoch_step = state.epoch_step;
@@ -314,7 +341,11 @@ void Trainer::wait_for_checkpoint() {
 }
 
 void Trainer::checkpoint(std::optional<double> metric) {
+  // Training is blocked from here until save_async returns: waiting for the previous write, the
+  // agreement on it, and the host copy. The write itself runs in the background.
+  const auto blocked_from = Clock::now();
   wait_for_checkpoint();
+  const double waited_ms = 1e3 * seconds_since(blocked_from);
   if (rt_->rank() == 0) {
     ckpt::CheckpointState state;
     state.step = pos_.step;
@@ -326,9 +357,13 @@ void Trainer::checkpoint(std::optional<double> metric) {
         {"metrics", last_metrics_},  {"class_names", info_.class_names}};
     state.tensors = ckpt::host_copy(*model_);
     state.blobs["optimizer"] = ckpt::serialize_optimizer(*optimizer_);
+    state.blobs["rng"] = cpu_rng_state();
     checkpoints_->save_async(std::move(state), metric);
   }
-  run_log_->event("checkpoint", {{"step", pos_.step}, {"epoch", pos_.epoch}});
+  run_log_->event("checkpoint", {{"step", pos_.step},
+                                 {"epoch", pos_.epoch},
+                                 {"blocking_ms", 1e3 * seconds_since(blocked_from)},
+                                 {"waited_ms", waited_ms}});
 }
 
 nlohmann::json Trainer::outcome_json(const eval::EvalOutcome& o) const {

@@ -45,6 +45,9 @@ check "cnn: resume auto to 48" expect_rc 0 train --model cnn-small "${cnn[@]}" -
 check "  from the newest checkpoint, step 16 (an epoch end)" contains "resumed from .*step-00000016 at step 16"
 check "  final parameters bit-identical to the uninterrupted run" same_weights A B 48
 check "  same final test metrics" test "$(event_field A done test)" = "$(event_field B done test)"
+check "  the checkpoint carries the RNG state" expect_rc 0 "$S" inspect B/checkpoints/latest
+check "    (blob rng)" contains "blob  *rng"
+check "  the start event times the resume" test "$(event_field B start resume_ms)" != null
 
 flip_byte C/checkpoints/step-00000016/tensors.bin 300
 cp -a C C0
