@@ -235,7 +235,9 @@ void Trainer::resume_if_asked() {
     if (rt_->rank() == 0) path = ckpt::CheckpointManager::find_latest_valid(cfg_.out).value_or("");
     path = broadcast_string(*train_comm_, path);
   } else if (cfg_.resume != "none") {
-    path = cfg_.resume;
+    // A run directory (or its checkpoints/) means its newest valid checkpoint, as for eval; every
+    // rank resolves it, so a bad path fails everywhere with exit 2 instead of a broadcast timeout.
+    path = ckpt::CheckpointManager::resolve(cfg_.resume, "--resume");
   }
   if (path.empty()) return;
   ckpt::CheckpointState state = ckpt::CheckpointManager::load(path);

@@ -64,6 +64,14 @@ assert [c["recall"] for c in e["per_class"]] == [c["recall"] for c in t["per_cla
 assert abs(e["loss"] - t["loss"]) <= 1e-6 * max(1.0, abs(t["loss"])), "loss"
 EOF
 }
+# --resume with a run directory continues from its newest checkpoint (step 20).
+check "--resume RUN_DIR continues from its newest checkpoint" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$runs/continued" "${SMALL_JOB[@]}" --resume "$R" --max-steps 22
+check "  at step 20" json_is "$(events "$runs/continued" start)" 'e["resumed_at_step"] == 20'
+check "  to step 22" json_is "$(events "$runs/continued" done)" 'e["step"] == 22'
+check "--resume of a directory without checkpoints exits 2" expect_rc 2 "$S" train --data "$D" --out "$runs/never" "${SMALL_JOB[@]}" --resume "$runs/kept"
+check "  naming --resume" contains "--resume $runs/kept: not a checkpoint"
+check "  leaves no run directory" test ! -e "$runs/never"
+
 check "eval --json at np 2 of the step directory" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$STEP" --json --threads 1
 check "  equals the trainer's final test evaluation" same_metrics "$(tail -1 <<<"$out")"
 check "  at step 20" json_is "$(tail -1 <<<"$out")" 'e["step"] == 20 and e["split"] == "test"'

@@ -26,7 +26,7 @@ EOF
 }
 
 # The small job every script trains (with --max-steps): mlp, 2 x 16 samples per step, one thread.
-SMALL_JOB=(--model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 --log-every 4 --resume none)
+SMALL_JOB=(--model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 --log-every 4)
 
 # events RUN NAME: the RUN/metrics.jsonl lines whose event is NAME, one JSON object per line.
 events() {
