@@ -51,6 +51,10 @@ check "  the start event times the resume" test "$(event_field B start resume_ms
 
 flip_byte C/checkpoints/step-00000016/tensors.bin 300
 cp -a C C0
+# Negative control: the comparison tells trajectories apart (a resume with another --lr differs).
+cp -a C0 G
+check "control: a resume with another --lr" expect_rc 0 train --model cnn-small "${cnn[@]/#0.02/0.021}" --out G --resume auto
+check "  ends with different parameters" sh -c "! cmp -s A/checkpoints/step-00000048/tensors.bin G/checkpoints/step-00000048/tensors.bin"
 check "cnn: corrupt newest checkpoint, resume auto" expect_rc 0 train --model cnn-small "${cnn[@]}" --out C --resume auto
 check "  warns naming it and why" contains "step-00000016.*checksum mismatch"
 check "  takes step 8 (mid-epoch) instead" contains "resumed from .*step-00000008 at step 8"
