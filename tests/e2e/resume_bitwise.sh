@@ -2,9 +2,11 @@
 # Resume continues the same trajectory: N steps in one run against a run whose ranks are all
 # killed with -9 mid-way and then resumed to N give bit-identical parameters, for cnn-small/SGD
 # momentum (memory reader, evaluations in between) and mlp/AdamW (stream reader, clipping, label
-# smoothing, step schedule). A corrupt newest checkpoint is skipped with a warning naming it and
-# the previous one is used (still bit-identical); a checkpoint of another model exits 2 explaining
-# the mismatch; a different number of ranks resumes with a warning.
+# smoothing, step schedule). A rank dying inside a background checkpoint write leaves the
+# previous checkpoint to resume from, still bit-identical. A corrupt newest checkpoint is skipped
+# with a warning naming it and the previous one is used (still bit-identical); a checkpoint of
+# another model exits 2 explaining the mismatch; a different number of ranks resumes with a
+# warning.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 work=$(mktemp -d)
@@ -41,6 +43,7 @@ check "cnn: uninterrupted run of 48 steps" expect_rc 0 train --model cnn-small "
 check "cnn: killed run (-9 on every rank at step 21)" killed_run B 21 16 --model cnn-small "${cnn[@]}"
 check "  died before finishing" test ! -e B/checkpoints/step-00000048
 cp -a B C
+cp -a B H
 check "cnn: resume auto to 48" expect_rc 0 train --model cnn-small "${cnn[@]}" --out B --resume auto
 check "  from the newest checkpoint, step 16 (an epoch end)" contains "resumed from .*step-00000016 at step 16"
 check "  final parameters bit-identical to the uninterrupted run" same_weights A B 48
@@ -48,6 +51,14 @@ check "  same final test metrics" test "$(event_field A done test)" = "$(event_f
 check "  the checkpoint carries the RNG state" expect_rc 0 "$S" inspect B/checkpoints/latest
 check "    (blob rng)" contains "blob  *rng"
 check "  the start event times the resume" test "$(event_field B start resume_ms)" != null
+
+check "cnn: rank 0 dies inside the background write of checkpoint 24" expect_rc 86 env \
+  SLIMTRAIN_CKPT_CRASH_AT=mid-tensors "$MPIEXEC" -np 2 "$S" train --data data.h5 --threads 1 \
+  --model cnn-small "${cnn[@]}" --out H --resume auto
+check "  leaving a partial temporary directory" sh -c "ls -a H/checkpoints | grep -q '^\.tmp-step-00000024'"
+check "  resume auto ignores it and takes step 16" expect_rc 0 train --model cnn-small "${cnn[@]}" --out H --resume auto
+check "    (named in the log)" contains "resumed from .*step-00000016 at step 16"
+check "  final parameters bit-identical" same_weights A H 48
 
 flip_byte C/checkpoints/step-00000016/tensors.bin 300
 cp -a C C0
