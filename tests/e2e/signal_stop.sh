@@ -3,7 +3,8 @@
 # of the time limit): every rank agrees at the next step boundary, one checkpoint of that step is
 # written, and mpirun exits 75 (Open MPI passes on the first non-zero exit code of a rank). A rerun
 # with --resume auto continues from that step, finishes, and ends bit-identical to a run that was
-# never stopped.
+# never stopped. jobs/train.sbatch, run without Slurm, holds an early USR1 until the ranks can take
+# it and passes TERM on without requeueing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 work=$(mktemp -d)
@@ -65,4 +66,40 @@ resumed M 19
 # trains nothing, evaluates and records done.
 check "SIGUSR1 during the last step gives exit 75" stopped L 10 1 1 32
 resumed L 32
+# jobs/train.sbatch run as a plain script (LAUNCHER=mpirun, no Slurm): a USR1 that comes before
+# the ranks have installed their handlers is held and passed on once they have; TERM is passed on
+# too, and the script says it will not requeue.
+cat >job.ini <<EOF
+model = cnn-small
+batch-size = 16
+lr = 0.02
+log-every = 50
+EOF
+catches_usr1() {  # the script's trap is in place: bit 9 (USR1) of SigCgt
+  local mask
+  mask=$(awk '/^SigCgt/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+  [ -n "$mask" ] && (((16#$mask >> 9) & 1))
+}
+started() { grep -qs '"event":"start"' "$1/metrics.jsonl"; }
+script_run() {  # script_run RUN SIGNAL early|started
+  local run=$1 sig=$2 when=$3 pid rc
+  (cd "$SLIMTRAIN_SOURCE_DIR" && CONFIG=$work/job.ini DATA=$work/data.h5 RUN_DIR=$work/$run \
+    LAUNCHER=mpirun EXTRA_ARGS="--max-steps 3000 --checkpoint-every 1000" \
+    exec bash jobs/train.sbatch) >"$run.log" 2>&1 &
+  pid=$!
+  wait_until 20 catches_usr1 "$pid" || { echo "  the script never trapped USR1"; return 1; }
+  [ "$when" = early ] || wait_until 60 started "$run" || { echo "  the run never started"; return 1; }
+  kill "-$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  out=$(cat "$run.log")
+  [ "$rc" -eq 75 ] || { echo "  script exited $rc, wanted 75"; echo "$out" | sed 's/^/  | /' | tail; return 1; }
+}
+check "train.sbatch: USR1 before the ranks are up gives exit 75" script_run J USR1 early
+check "  held until they were" contains "USR1 received before the ranks started; holding it"
+check "  then passed on" contains "USR1 received: asking the ranks to checkpoint and stop"
+check "  a checkpoint at the stop" test "$(event_field J stopped exit_code)" = 75
+check "train.sbatch: TERM during training gives exit 75" script_run K TERM started
+check "  passed on to the ranks" contains "stop requested by signal 10"
+check "  and no requeue" contains "stopped by SIGTERM (cancelled or preempted): not requeueing"
 finish
