@@ -103,6 +103,26 @@ check "  as restart 1" contains "slimtrain job $jobid restart 1"
 check "  resuming from the stop's checkpoint" \
   contains "resumed from .*step-$(printf %08d "$stop_step") at step $stop_step"
 check "  and training to the end (done event)" test "$(event_field "$work/run" done step)" = "$steps"
-echo "[$SECONDS s] done"
 [ "$fails" -eq 0 ] || show_log "$jobid" "$work/job.out"
+echo "[$SECONDS s] done"
+
+# scancel sends TERM to every process of the job: under srun the ranks checkpoint and exit 75,
+# and the script does not requeue a cancelled job. (Under mpirun, Open MPI kills the ranks on
+# TERM at once, as train.sbatch says; nothing to check there but that the job ends.)
+if [ "$LAUNCHER" = srun ]; then
+  cancel_id=$(CONFIG=$work/job.ini DATA=$work/data.h5 RUN_DIR=$work/cancelled LAUNCHER=$LAUNCHER \
+    EXTRA_ARGS="--max-steps 100000" sbatch --parsable --output="$work/cancel.out" jobs/train.sbatch)
+  started() { grep -qs '"event":"start"' "$work/cancelled/metrics.jsonl"; }
+  check "scancel of a running job" wait_until 60 started
+  scancel "$cancel_id"
+  check "  ends it" wait_until 60 ended "$cancel_id"
+  out=$(cat "$work/cancel.out")
+  check "  with a checkpoint at the stop (exit 75)" \
+    test "$(event_field "$work/cancelled" stopped exit_code)" = 75
+  check "  that is the latest" latest_is "$work/cancelled" "$(event_field "$work/cancelled" stopped step)"
+  check "  and no requeue" contains "stopped by SIGTERM (cancelled or preempted): not requeueing"
+  check "  state CANCELLED, 0 restarts" sh -c \
+    "scontrol -o show job $cancel_id | grep -q 'JobState=CANCELLED.*Restarts=0'"
+  [ "$fails" -eq 0 ] || show_log "$cancel_id" "$work/cancel.out"
+fi
 finish
