@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -101,6 +102,10 @@ void set_cpu_rng_state(const std::string& bytes, const std::string& checkpoint) 
   gen.set_state(t);
 }
 
+// Where a step's time goes, summed over a log window (the train event's step_ms).
+enum Phase { kData, kForward, kBackward, kSync, kOptimizer, kPhases };
+constexpr const char* kPhaseNames[kPhases] = {"data", "forward", "backward", "sync", "optimizer"};
+
 struct Position {
   std::int64_t step = 0;
   std::int64_t epoch = 0;
@@ -142,6 +147,7 @@ class Trainer {
   nlohmann::json last_metrics_;
   bool resumed_ = false;
   double last_loss_ = 0.0;
+  std::array<double, kPhases> phase_s_{};
 };
 
 void Trainer::setup() {
@@ -277,16 +283,27 @@ void Trainer::resume_if_asked() {
 
 void Trainer::train_step(const data::Batch& batch) {
   if (fault_.armed(rt_->rank(), FaultPhase::train, pos_.step + 1)) fault_.fire();
+  auto lap_from = Clock::now();
+  auto lap = [&](Phase phase) {
+    const auto now = Clock::now();
+    phase_s_[phase] += std::chrono::duration<double>(now - lap_from).count();
+    lap_from = now;
+  };
   set_learning_rate(*optimizer_, schedule_->lr_at(pos_.step));
   optimizer_->zero_grad();
   sync_->prepare();
+  lap(kOptimizer);
   model::Output out = model_->forward(batch.x.to(device_torch_), batch.y.to(device_torch_));
+  lap(kForward);
   out.loss.backward();
+  lap(kBackward);
   sync_->finish();
+  lap(kSync);
   if (cfg_.clip_grad_norm > 0)
     torch::nn::utils::clip_grad_norm_(model_->parameters(), cfg_.clip_grad_norm);
   optimizer_->step();
   last_loss_ = out.loss.item<double>();
+  lap(kOptimizer);
   ++pos_.step;
   ++pos_.epoch_step;
 }
@@ -379,37 +396,57 @@ int Trainer::run() {
   auto last_checkpoint = Clock::now();
   auto window_start = Clock::now();
   std::int64_t window_steps = 0;
+  // Steady state for the done event: the steps after a warm-up of one log window (at most half
+  // of this launch's steps), without the time of evaluations and checkpoints.
+  const std::int64_t first_step = pos_.step;
+  const std::int64_t warmup_steps = std::min(cfg_.log_every, (total_steps_ - first_step) / 2);
+  auto steady_start = Clock::now();
+  double paused_s = 0.0;
   int exit_code = kExitOk;
   try {
     while (pos_.step < total_steps_ && exit_code == kExitOk) {
       loader_->start_epoch(pos_.epoch, pos_.epoch_step);
       data::Batch batch;
+      auto fetch_from = Clock::now();
       while (pos_.step < total_steps_ && loader_->next(batch)) {
+        phase_s_[kData] += seconds_since(fetch_from);
         train_step(batch);
         ++window_steps;
+        if (pos_.step == first_step + warmup_steps) {
+          steady_start = Clock::now();
+          paused_s = 0.0;
+        }
         const bool log_now = pos_.step % cfg_.log_every == 0 || pos_.step == total_steps_;
         if (log_now) {
           torch::Tensor loss = torch::tensor({last_loss_}, torch::kFloat64);
           comm::all_reduce(*train_comm_, loss, comm::ReduceOp::avg);
-          const double rate = window_steps * cfg_.batch_size * rt_->size() /
-                              std::max(seconds_since(window_start), 1e-9);
+          const double window_s = std::max(seconds_since(window_start), 1e-9);
+          const double rate = window_steps * cfg_.batch_size * rt_->size() / window_s;
+          // Rank 0's components; its sync includes waiting for the slowest rank.
+          nlohmann::json step_ms = {{"total", 1e3 * window_s / window_steps}};
+          for (int p = 0; p < kPhases; ++p)
+            step_ms[kPhaseNames[p]] = 1e3 * phase_s_[p] / window_steps;
           run_log_->progress(pos_.epoch, pos_.step, total_steps_, loss.item<double>(), rate);
           run_log_->event("train", {{"step", pos_.step},
                                     {"epoch", pos_.epoch},
                                     {"loss", loss.item<double>()},
                                     {"lr", schedule_->lr_at(pos_.step - 1)},
-                                    {"samples_per_s", rate}});
+                                    {"samples_per_s", rate},
+                                    {"step_ms", step_ms}});
           window_start = Clock::now();
           window_steps = 0;
+          phase_s_.fill(0.0);
         }
         std::optional<double> metric;
         const bool eval_now =
             cfg_.eval_every > 0 && pos_.step % cfg_.eval_every == 0 && pos_.step < total_steps_;
+        const auto paused_from = Clock::now();
         if (eval_now) {
           eval::EvalOutcome o = run_eval(eval_split_, "evaluation");
           if (o.ok) metric = metric_value(o.metrics, cfg_.best_metric);
           window_start = Clock::now();
           window_steps = 0;
+          phase_s_.fill(0.0);
         }
         // Written whether or not the evaluation at this step ran.
         bool checkpoint_now = cfg_.checkpoint_every > 0 && pos_.step % cfg_.checkpoint_every == 0;
@@ -424,6 +461,7 @@ int Trainer::run() {
           checkpoint(metric);
           last_checkpoint = Clock::now();
         }
+        paused_s += seconds_since(paused_from);
         if (!train_comm_->agree(stop_signal() == 0)) {
           run_log_->end_progress_line();
           log::warn("stop requested by signal",
@@ -436,6 +474,7 @@ int Trainer::run() {
           exit_code = kExitRequeue;
           break;
         }
+        fetch_from = Clock::now();
       }
       if (exit_code != kExitOk) break;
       if (pos_.epoch_step >= steps_per_epoch) {
@@ -444,11 +483,20 @@ int Trainer::run() {
       }
     }
     if (exit_code == kExitOk) {
+      const std::int64_t steady_steps = pos_.step - first_step - warmup_steps;
+      const double steady_s = seconds_since(steady_start) - paused_s;
+      nlohmann::json steady_rate = nullptr;
+      if (steady_steps > 0)
+        steady_rate = steady_steps * cfg_.batch_size * rt_->size() / std::max(steady_s, 1e-9);
       run_log_->end_progress_line();
       checkpoint(std::nullopt);
       wait_for_checkpoint();
       eval::EvalOutcome final_eval = run_eval("test", "final test evaluation");
       run_log_->event("done", {{"step", pos_.step},
+                               {"samples_per_s", steady_rate},
+                               {"warmup_steps", warmup_steps},
+                               {"steady_steps", steady_steps},
+                               {"steady_seconds", steady_s},
                                {"test", outcome_json(final_eval)},
                                {"checkpoint",
                                 rt_->rank() == 0 ? checkpoints_->last_written() : std::string()}});
