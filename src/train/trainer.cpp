@@ -1,5 +1,6 @@
 #include "slimtrain/train/trainer.hpp"
 
+#include <malloc.h>
 #include <mpi.h>
 
 #include <array>
@@ -106,6 +107,16 @@ void set_cpu_rng_state(const std::string& bytes, const std::string& checkpoint) 
 enum Phase { kData, kForward, kBackward, kSync, kOptimizer, kPhases };
 constexpr const char* kPhaseNames[kPhases] = {"data", "forward", "backward", "sync", "optimizer"};
 
+// glibc hands the freed activation buffers of each step back to the kernel and faults them in
+// again on the next one (about 8000 page faults per cnn-small step, a fifth of the step time).
+// Keeping freed memory in the heap costs nothing beyond the step's peak, which stays resident.
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 128 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 struct Position {
   std::int64_t step = 0;
   std::int64_t epoch = 0;
@@ -151,6 +162,7 @@ class Trainer {
 };
 
 void Trainer::setup() {
+  keep_freed_memory();
   rt_ = std::make_unique<runtime::Runtime>();
   install_stop_handlers();
   fault_ = FaultPlan::from_env();
