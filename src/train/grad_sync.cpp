@@ -34,6 +34,15 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::Communicator
     for (std::size_t k : b.params) numel += params_[k].numel();
     b.flat = torch::zeros({numel}, params_[b.params.front()].options().requires_grad(false));
   }
+  // finish() hands each parameter a .grad that is its slice of the bucket, so the averages need
+  // no copy back. A plain alias (not an autograd view) keeps Optimizer::zero_grad() working.
+  grad_views_.resize(params_.size());
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const Slot& s = slots_[k];
+    torch::Tensor flat = buckets_[s.bucket].flat;
+    grad_views_[k] = torch::from_blob(
+        flat.data_ptr<float>() + s.offset, params_[k].sizes(), [flat](void*) {}, flat.options());
+  }
   if (overlap_) {
     for (std::size_t k = 0; k < params_.size(); ++k) {
       hook_ids_.push_back(params_[k].register_hook([this, k](torch::Tensor grad) {
@@ -56,6 +65,9 @@ std::size_t GradientSync::bucket_bytes_max() const {
 }
 
 void GradientSync::prepare() {
+  // Without a .grad, autograd stores each new gradient as it is instead of zeroing the old one
+  // and adding to it; finish() then points .grad into the bucket.
+  for (torch::Tensor& p : params_) p.mutable_grad().reset();
   std::fill(arrived_.begin(), arrived_.end(), 0);
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
@@ -115,12 +127,7 @@ void GradientSync::finish() {
   launch_ready();
   for (Bucket& b : buckets_) {
     b.work->wait();
-    for (std::size_t k : b.params) {
-      const Slot& s = slots_[k];
-      torch::Tensor& p = params_[k];
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-      p.mutable_grad().copy_(b.flat.narrow(0, s.offset, s.numel).view_as(p));
-    }
+    for (std::size_t k : b.params) params_[k].mutable_grad() = grad_views_[k];
   }
 }
 

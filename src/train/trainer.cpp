@@ -302,8 +302,7 @@ void Trainer::train_step(const data::Batch& batch) {
     lap_from = now;
   };
   set_learning_rate(*optimizer_, schedule_->lr_at(pos_.step));
-  optimizer_->zero_grad();
-  sync_->prepare();
+  sync_->prepare();  // clears .grad: no zero_grad(), which would only zero the buckets
   lap(kOptimizer);
   model::Output out = model_->forward(batch.x.to(device_torch_), batch.y.to(device_torch_));
   lap(kForward);

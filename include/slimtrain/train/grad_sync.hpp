@@ -6,8 +6,8 @@
  * gradients), into buckets of about `bucket_bytes`. An autograd hook copies each gradient into
  * its bucket as soon as it exists; a full bucket starts its all-reduce at once, while backward
  * goes on. Buckets always start in index order on every rank, so the collective sequence is the
- * same everywhere. finish() waits under the communicator's deadline and writes the averages
- * back into the parameters' .grad.
+ * same everywhere. finish() waits under the communicator's deadline and sets each parameter's
+ * .grad to its slice of the bucket, which then holds the average.
  */
 #include <torch/torch.h>
 
@@ -21,15 +21,21 @@ namespace slimtrain::train {
 
 class GradientSync {
  public:
-  GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm, std::size_t bucket_bytes,
-               bool overlap);
+  GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm,
+               std::size_t bucket_bytes, bool overlap);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
 
-  /** @brief Call before backward: resets the per-step bookkeeping. */
+  /**
+   * @brief Call before every backward: clears the parameters' .grad (so Optimizer::zero_grad()
+   * is not needed) and resets the per-step bookkeeping.
+   */
   void prepare();
-  /** @brief Call after backward: starts what has not started, waits, writes averaged grads. */
+  /**
+   * @brief Call after backward: starts what has not started, waits, and points every .grad at
+   * its averaged slice of the bucket (valid until the next prepare()).
+   */
   void finish();
 
   std::size_t bucket_count() const { return buckets_.size(); }
@@ -58,6 +64,7 @@ class GradientSync {
   bool overlap_;
   std::vector<Slot> slots_;
   std::vector<Bucket> buckets_;
+  std::vector<torch::Tensor> grad_views_;
   std::vector<char> arrived_;
   std::vector<unsigned> hook_ids_;
   std::size_t next_launch_ = 0;
