@@ -14,7 +14,7 @@
 # runs during the timed steps.
 # Usage: bench/train/run.sh [build-dir]
 # Environment: REPS (2), STEPS timed cnn-small steps (300), WARMUP (30), MLP_WIDTHS (2048,2048),
-#   MLP_BATCH (16), MLP_STEPS (60), PEER_1RANK (1: also the peer at 1 rank, for the table).
+#   MLP_BATCH (4), MLP_STEPS (100), PEER_1RANK (1: also the peer at 1 rank, for the table).
 # Data: data/fashion-mnist.h5 if present, else prepared from /usr/share/datasets/fashion-mnist.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,8 +23,8 @@ reps=${REPS:-2}
 steps=${STEPS:-300}
 warmup=${WARMUP:-30}
 mlp_widths=${MLP_WIDTHS:-2048,2048}
-mlp_batch=${MLP_BATCH:-16}
-mlp_steps=${MLP_STEPS:-60}
+mlp_batch=${MLP_BATCH:-4}
+mlp_steps=${MLP_STEPS:-100}
 peer_1rank=${PEER_1RANK:-1}
 bin=$build/apps/slimtrain
 [ -x "$bin" ] || { echo "bench/train: no $bin (build slimtrain first)" >&2; exit 2; }
@@ -141,6 +141,11 @@ def peer_sps(run):
         sys.exit(f"bench/train: no PEER line from {run}:\n{text[-2000:]}")
     return float(m.group(1))
 
+def median_run(config):
+    """The run of the repetition whose throughput is the median (the lower middle for even REPS)."""
+    runs = sorted(range(1, reps + 1), key=lambda r: sps[config][r - 1])
+    return f"{config}.{runs[(len(runs) - 1) // 2]}"
+
 def eval_bytes(run):
     return max(e["bytes_sent"] for e in events(run) if e["event"] == "eval")
 
@@ -176,9 +181,12 @@ print(f"  {'':54s}" + "".join(f"{k:>10s}" for k in keys))
 for c, (label, f) in configs.items():
     if f is not slim_sps:
         continue
-    runs = sorted(range(1, reps + 1), key=lambda r: sps[c][r - 1])
-    ms = slim_steps_ms(f"{c}.{runs[len(runs) // 2]}")
+    ms = slim_steps_ms(median_run(c))
     print(f"  {label:54s}" + "".join(f"{ms[k]:10.2f}" for k in keys))
+
+ms_off = slim_steps_ms(median_run("mlp2-off"))
+print(f"  the mlp's all-reduce with overlap off: {ms_off['sync']:.1f} of {ms_off['total']:.1f} ms "
+      f"({100 * ms_off['sync'] / ms_off['total']:.0f}% of the step)")
 
 def ratio(a, b):
     return a / b if b > 0 else math.nan
