@@ -141,6 +141,10 @@ def peer_sps(run):
         sys.exit(f"bench/train: no PEER line from {run}:\n{text[-2000:]}")
     return float(m.group(1))
 
+def buckets(run):
+    m = re.search(r"gradient buckets: (\d+)", open(f"{work}/{run}.log").read())
+    return int(m.group(1)) if m else 0
+
 def median_run(config):
     """The run of the repetition whose throughput is the median (the lower middle for even REPS)."""
     runs = sorted(range(1, reps + 1), key=lambda r: sps[config][r - 1])
@@ -177,13 +181,17 @@ for c, (label, _) in configs.items():
 print("\nslimtrain step time by component, ms (rank 0, median repetition; sync includes waiting "
       "for the slower rank)")
 keys = ["data", "forward", "backward", "sync", "optimizer", "total"]
-print(f"  {'':54s}" + "".join(f"{k:>10s}" for k in keys))
+print(f"  {'':54s}" + "".join(f"{k:>10s}" for k in keys) + f"{'buckets':>9s}")
 for c, (label, f) in configs.items():
     if f is not slim_sps:
         continue
     ms = slim_steps_ms(median_run(c))
-    print(f"  {label:54s}" + "".join(f"{ms[k]:10.2f}" for k in keys))
+    print(f"  {label:54s}" + "".join(f"{ms[k]:10.2f}" for k in keys)
+          + f"{buckets(median_run(c)):9d}")
 
+if buckets(median_run("cnn2")) == 1:
+    print("  cnn-small's gradients fit one bucket (--bucket-mb 4): its all-reduce can only start "
+          "when backward ends, so overlap has nothing to hide there")
 ms_off = slim_steps_ms(median_run("mlp2-off"))
 print(f"  the mlp's all-reduce with overlap off: {ms_off['sync']:.1f} of {ms_off['total']:.1f} ms "
       f"({100 * ms_off['sync'] / ms_off['total']:.0f}% of the step)")
