@@ -14,13 +14,14 @@ CommandLine::CommandLine(std::string command, std::string synopsis, std::string 
       about_(std::move(about)),
       own_(command_ + " options", 100, 50),
       common_("common options", 100, 50) {
-  common_.add_options()
-      ("help,h", "print this help and exit")
-      ("log-level", po::value<std::string>()->default_value("info"),
-       "debug, info, warn, error or off");
+  common_.add_options()("help,h", "print this help and exit")(
+      "log-level", po::value<std::string>()->default_value("info"),
+      "debug, info, warn, error or off");
 }
 
-po::options_description_easy_init CommandLine::add() { return own_.add_options(); }
+po::options_description_easy_init CommandLine::add() {
+  return own_.add_options();
+}
 
 void CommandLine::enable_config_file() {
   config_file_ = true;
@@ -58,8 +59,8 @@ bool CommandLine::parse(const std::vector<std::string>& args) {
     }
     po::notify(values_);
   } catch (const po::error& e) {
-    SLIMTRAIN_THROW(ConfigError, "slimtrain ", command_, ": ", e.what(),
-                    " (see 'slimtrain ", command_, " --help')");
+    SLIMTRAIN_THROW(ConfigError, "slimtrain ", command_, ": ", e.what(), " (see 'slimtrain ",
+                    command_, " --help')");
   }
   log::set_level(log::parse_level(values_["log-level"].as<std::string>()));
   return true;

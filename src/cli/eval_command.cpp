@@ -6,9 +6,10 @@ namespace slimtrain::cli {
 
 int run_eval(const std::vector<std::string>& args) {
   eval::EvalJobConfig c;
-  CommandLine cl("eval", "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json]",
-                 "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
-                 "once, no padding), then one reduction of loss sum, count and the confusion matrix.");
+  CommandLine cl(
+      "eval", "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json]",
+      "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
+      "once, no padding), then one reduction of loss sum, count and the confusion matrix.");
   // clang-format off
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 data file")

@@ -18,7 +18,8 @@ std::vector<std::int64_t> parse_widths(const std::string& text) {
       if (used != part.size() || w <= 0) throw std::invalid_argument(part);
       widths.push_back(w);
     } catch (const std::exception&) {
-      SLIMTRAIN_THROW(ConfigError, "--mlp-widths: '", text, "' is not a comma-separated list of positive widths");
+      SLIMTRAIN_THROW(ConfigError, "--mlp-widths: '", text,
+                      "' is not a comma-separated list of positive widths");
     }
   }
   if (widths.empty()) SLIMTRAIN_THROW(ConfigError, "--mlp-widths: at least one width is needed");
@@ -38,11 +39,12 @@ T one_of(const std::string& option, const T& value, std::initializer_list<T> all
 
 int run_train(const std::vector<std::string>& args) {
   train::TrainConfig c;
-  CommandLine cl("train", "mpirun -np N slimtrain train --data F.h5 --out RUN_DIR [options]",
-                 "Trains a classifier data-parallel: every rank reads its shard of the HDF5 file,\n"
-                 "gradients are averaged in buckets overlapped with backward, every collective has a\n"
-                 "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
-                 "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
+  CommandLine cl(
+      "train", "mpirun -np N slimtrain train --data F.h5 --out RUN_DIR [options]",
+      "Trains a classifier data-parallel: every rank reads its shard of the HDF5 file,\n"
+      "gradients are averaged in buckets overlapped with backward, every collective has a\n"
+      "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
+      "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
   std::string widths = "256,128", overlap = "true";
   double bucket_mb = 4, chunk_mb = 4;
   // clang-format off
@@ -95,9 +97,11 @@ int run_train(const std::vector<std::string>& args) {
   cl.enable_config_file();
   cl.set_epilog(
       "example (the README's demo):\n"
-      "  mpirun -np 2 slimtrain train --config jobs/fashion_demo.ini --data data/fashion-mnist.h5 --out runs/demo\n"
+      "  mpirun -np 2 slimtrain train --config jobs/fashion_demo.ini --data data/fashion-mnist.h5 "
+      "--out runs/demo\n"
       "exit codes: 0 done, 1 runtime failure (a collective past its deadline ends the job), 2 bad\n"
-      "option or input, 75 stopped by SIGUSR1/SIGTERM after a checkpoint (requeue; resume with --resume auto)");
+      "option or input, 75 stopped by SIGUSR1/SIGTERM after a checkpoint (requeue; resume with "
+      "--resume auto)");
   if (!cl.parse(args)) return kExitOk;
 
   c.mlp_widths = parse_widths(widths);

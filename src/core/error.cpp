@@ -13,8 +13,12 @@ const char* basename_of(const char* path) {
 }
 }  // namespace
 
-void set_process_rank(int rank) { g_rank.store(rank); }
-int process_rank() { return g_rank.load(); }
+void set_process_rank(int rank) {
+  g_rank.store(rank);
+}
+int process_rank() {
+  return g_rank.load();
+}
 
 Error::Error(std::string message, const char* file, int line)
     : std::runtime_error(std::move(message)), rank_(process_rank()), file_(file), line_(line) {}

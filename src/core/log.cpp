@@ -12,11 +12,16 @@ std::atomic<Level> g_level{Level::info};
 
 const char* level_name(Level level) {
   switch (level) {
-    case Level::debug: return "DEBUG";
-    case Level::info: return "INFO ";
-    case Level::warn: return "WARN ";
-    case Level::error: return "ERROR";
-    case Level::off: break;
+    case Level::debug:
+      return "DEBUG";
+    case Level::info:
+      return "INFO ";
+    case Level::warn:
+      return "WARN ";
+    case Level::error:
+      return "ERROR";
+    case Level::off:
+      break;
   }
   return "?    ";
 }
@@ -28,12 +33,19 @@ Level parse_level(const std::string& text, const std::string& option) {
   if (text == "warn" || text == "warning") return Level::warn;
   if (text == "error") return Level::error;
   if (text == "off") return Level::off;
-  SLIMTRAIN_THROW(ConfigError, option, ": '", text, "' is not a log level (debug, info, warn, error, off)");
+  SLIMTRAIN_THROW(ConfigError, option, ": '", text,
+                  "' is not a log level (debug, info, warn, error, off)");
 }
 
-void set_level(Level level) { g_level.store(level); }
-Level level() { return g_level.load(); }
-bool enabled(Level lvl) { return lvl >= g_level.load() && lvl != Level::off; }
+void set_level(Level level) {
+  g_level.store(level);
+}
+Level level() {
+  return g_level.load();
+}
+bool enabled(Level lvl) {
+  return lvl >= g_level.load() && lvl != Level::off;
+}
 
 void write(Level lvl, const std::string& message) {
   using clock = std::chrono::system_clock;

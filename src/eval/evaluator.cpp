@@ -28,9 +28,9 @@ std::vector<int> gather_late_ranks(comm::Communicator& comm, bool i_failed,
 
 }  // namespace
 
-EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm, std::int64_t num_classes,
-                     const std::vector<std::string>& class_names, std::int64_t batch_size,
-                     const EvalPolicy& policy) {
+EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm,
+                     std::int64_t num_classes, const std::vector<std::string>& class_names,
+                     std::int64_t batch_size, const EvalPolicy& policy) {
   EvalOutcome outcome;
   const std::uint64_t bytes_before = comm.bytes_reduced();
   std::int64_t batch = std::max<std::int64_t>(1, batch_size);
@@ -73,14 +73,15 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm, std:
       outcome.late_ranks.clear();
       break;
     }
-    outcome.late_ranks = gather_late_ranks(comm, !local_problem.empty() && missing.empty() && reduced,
-                                           missing, policy.agree_timeout_s);
+    outcome.late_ranks =
+        gather_late_ranks(comm, !local_problem.empty() && missing.empty() && reduced, missing,
+                          policy.agree_timeout_s);
     outcome.reason = local_problem.empty()
                          ? "another rank was late or failed in the evaluation reduction"
                          : local_problem;
     if (attempt < policy.retries) {
-      log::warn("evaluation attempt ", attempt + 1, " failed (", outcome.reason, "); retrying with batch ",
-                std::max<std::int64_t>(1, batch / 2));
+      log::warn("evaluation attempt ", attempt + 1, " failed (", outcome.reason,
+                "); retrying with batch ", std::max<std::int64_t>(1, batch / 2));
       batch = std::max<std::int64_t>(1, batch / 2);
     }
   }

@@ -5,21 +5,24 @@
 namespace slimtrain::eval {
 namespace {
 struct EvalModeGuard {
-  explicit EvalModeGuard(model::ClassifierImpl& m) : model(m), was_training(m.is_training()) { model.eval(); }
+  explicit EvalModeGuard(model::ClassifierImpl& m) : model(m), was_training(m.is_training()) {
+    model.eval();
+  }
   ~EvalModeGuard() { model.train(was_training); }
   model::ClassifierImpl& model;
   bool was_training;
 };
 }  // namespace
 
-EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path, const std::string& split,
-                         int rank, int world_size, std::int64_t batch_size, std::int64_t num_classes) {
+EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
+                         const std::string& split, int rank, int world_size,
+                         std::int64_t batch_size, std::int64_t num_classes) {
   torch::NoGradGuard no_grad;
   EvalModeGuard mode(model);
   EvalStats stats(num_classes);
   data::EvalLoader loader(path, split, rank, world_size, batch_size);
-  const torch::Device device = model.parameters().empty() ? torch::Device(torch::kCPU)
-                                                          : model.parameters().front().device();
+  const torch::Device device =
+      model.parameters().empty() ? torch::Device(torch::kCPU) : model.parameters().front().device();
   data::Batch batch;
   while (loader.next(batch)) {
     const torch::Tensor x = batch.x.to(device), y = batch.y.to(device);

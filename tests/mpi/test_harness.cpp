@@ -34,7 +34,8 @@ TEST(MpiHarness, MpiErrorsBecomeCommErrorNamingTheCall) {
 
 // Run only by watchdog_selftest.sh: rank 0 hangs, and the watchdog must end the job.
 TEST(MpiHarness, WatchdogSelfTestHangs) {
-  if (!std::getenv("SLIMTRAIN_WATCHDOG_SELFTEST")) GTEST_SKIP() << "run by watchdog_selftest.sh only";
+  if (!std::getenv("SLIMTRAIN_WATCHDOG_SELFTEST"))
+    GTEST_SKIP() << "run by watchdog_selftest.sh only";
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) std::this_thread::sleep_for(std::chrono::hours(1));

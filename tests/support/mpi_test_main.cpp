@@ -60,7 +60,8 @@ class Watchdog : public ::testing::EmptyTestEventListener {
     while (!stop_) {
       wake_.wait_for(lock, std::chrono::milliseconds(200));
       if (current_.empty()) continue;
-      const double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      const double ran =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
       if (ran > limit_) {
         std::fprintf(stderr,
                      "[watchdog] rank %d: test %s still running after %.0f s (limit %.0f s, "

@@ -30,6 +30,7 @@ TEST(Error, ExitCodesSeparateUserMistakesFromFailures) {
 
 TEST(Error, DescribeOmitsUnknownRank) {
   set_process_rank(-1);
-  const std::string text = DataError("f.h5: /train/y: label 12 out of range", "a/b/c.cpp", 9).describe();
+  const std::string text =
+      DataError("f.h5: /train/y: label 12 out of range", "a/b/c.cpp", 9).describe();
   EXPECT_EQ(text, "slimtrain: data error (c.cpp:9): f.h5: /train/y: label 12 out of range");
 }

@@ -25,7 +25,8 @@ std::string capture_stderr(F body) {
   char buffer[4096];
   lseek(fd, 0, SEEK_SET);
   ssize_t n;
-  while ((n = read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  while ((n = read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<std::size_t>(n));
   close(fd);
   unlink(path);
   return text;
@@ -37,7 +38,8 @@ TEST(Log, LineHasTimestampRankAndLevel) {
   log::set_level(log::Level::info);
   const std::string out = capture_stderr([] { log::warn("eval skipped at step ", 200); });
   set_process_rank(-1);
-  const std::regex line(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z r2 WARN  eval skipped at step 200\n)");
+  const std::regex line(
+      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z r2 WARN  eval skipped at step 200\n)");
   EXPECT_TRUE(std::regex_match(out, line)) << out;
 }
 

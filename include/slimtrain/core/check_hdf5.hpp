@@ -16,11 +16,12 @@ std::string hdf5_error_string();
                                    int line);
 }  // namespace slimtrain::detail
 
-/** @brief Evaluates `call`; if negative, throws DataError "<context>: <call> failed: <hdf5 msg>". */
-#define SLIMTRAIN_CHECK_HDF5(call, context)                                          \
-  ([&]() {                                                                           \
-    const auto slimtrain_h5_rc_ = (call);                                            \
-    if (slimtrain_h5_rc_ < 0)                                                        \
-      ::slimtrain::detail::throw_hdf5_error((context), #call, __FILE__, __LINE__);   \
-    return slimtrain_h5_rc_;                                                         \
+/** @brief Evaluates `call`; if negative, throws DataError "<context>: <call> failed: <hdf5 msg>".
+ */
+#define SLIMTRAIN_CHECK_HDF5(call, context)                                        \
+  ([&]() {                                                                         \
+    const auto slimtrain_h5_rc_ = (call);                                          \
+    if (slimtrain_h5_rc_ < 0)                                                      \
+      ::slimtrain::detail::throw_hdf5_error((context), #call, __FILE__, __LINE__); \
+    return slimtrain_h5_rc_;                                                       \
   }())

@@ -16,7 +16,8 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,  ///< runtime failure: I/O, communication, timeout, a bug
   kExitUsage = 2,    ///< bad option, bad config, bad input file: the user can fix it
-  kExitRequeue = 75, ///< stopped by a signal after a checkpoint; the job script requeues (EX_TEMPFAIL)
+  kExitRequeue =
+      75,  ///< stopped by a signal after a checkpoint; the job script requeues (EX_TEMPFAIL)
 };
 
 /** @brief Rank recorded in errors and log lines; -1 until the runtime knows it. */
@@ -80,6 +81,5 @@ class TimeoutError : public CommError {
 /** @brief Throws `Type` with a message built from the streamed arguments and this file:line. */
 #define SLIMTRAIN_THROW(Type, ...) \
   throw Type(::slimtrain::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
-
 
 #include "slimtrain/core/detail/concat.hpp"

@@ -39,7 +39,8 @@ void error(const Args&... args) {
   if (enabled(Level::error)) write(Level::error, detail::concat(args...));
 }
 
-/** @brief info() on rank 0 only (or before the rank is known): for messages every rank would repeat. */
+/** @brief info() on rank 0 only (or before the rank is known): for messages every rank would
+ * repeat. */
 template <typename... Args>
 void info_rank0(const Args&... args);
 

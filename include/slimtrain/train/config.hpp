@@ -17,7 +17,7 @@ struct TrainConfig {
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
 
   std::int64_t epochs = 1;
-  std::int64_t max_steps = 0;  ///< 0: epochs decide
+  std::int64_t max_steps = 0;    ///< 0: epochs decide
   std::int64_t batch_size = 64;  ///< per rank
   std::uint64_t seed = 42;
   OptimConfig optim;
