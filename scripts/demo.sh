@@ -6,18 +6,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 run_dir=${RUN_DIR:-$root/runs/fashion-demo}
 data=${DATA:-$root/data/fashion-mnist.h5}
-src=/usr/share/datasets/fashion-mnist
 
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 bin="$build/apps/slimtrain"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-if [ ! -f "$data" ]; then
-  "$bin" prep idx --train-images "$src/train-images-idx3-ubyte.gz" --train-labels "$src/train-labels-idx1-ubyte.gz" \
-    --test-images "$src/t10k-images-idx3-ubyte.gz" --test-labels "$src/t10k-labels-idx1-ubyte.gz" \
-    --class-names "T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle boot" -o "$data"
-fi
+[ -f "$data" ] || "$root/scripts/fashion-data.sh" "$bin" "$data"
 "$bin" inspect "$data"
 
 mpirun -np 2 --oversubscribe "$bin" train --config "$root/jobs/fashion_demo.ini" \

@@ -24,12 +24,9 @@ trap 'rm -rf "$work"' EXIT
 
 data=$root/data/fashion-mnist.h5
 if [ ! -f "$data" ]; then
-  src=/usr/share/datasets/fashion-mnist
   data=$work/fashion-mnist.h5
-  echo "preparing $data from $src"
-  "$bin" prep idx --train-images "$src/train-images-idx3-ubyte.gz" \
-    --train-labels "$src/train-labels-idx1-ubyte.gz" --test-images "$src/t10k-images-idx3-ubyte.gz" \
-    --test-labels "$src/t10k-labels-idx1-ubyte.gz" -o "$data" >/dev/null 2>&1
+  echo "preparing $data from Fashion-MNIST"
+  "$root/scripts/fashion-data.sh" "$bin" "$data" >/dev/null
 fi
 
 # run NAME args...: one training job; the launch time goes to NAME.launch for the resume figures.
