@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_runtime.hpp"
 #include "slimtrain/comm/communicator.hpp"
 #include "slimtrain/comm/half.hpp"
 #include "slimtrain/core/error.hpp"
@@ -23,10 +24,7 @@ using namespace slimtrain::comm;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-runtime::Runtime& rt() {
-  static runtime::Runtime instance;
-  return instance;
-}
+using slimtrain_test::rt;
 
 // Integer-valued data, so float sums are exact whatever order MPI reduces in.
 template <typename T>

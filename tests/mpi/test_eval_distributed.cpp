@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "mpi_runtime.hpp"
 #include "slimtrain/comm/communicator.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/prep.hpp"
@@ -28,10 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-slimtrain::runtime::Runtime& rt() {
-  static slimtrain::runtime::Runtime instance;
-  return instance;
-}
+using slimtrain_test::rt;
 
 // Sample i: a pseudo-random pattern (so an untrained model predicts several classes), label
 // (3i + 1) mod C. Deterministic on every rank.

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "mpi_runtime.hpp"
 #include "slimtrain/comm/communicator.hpp"
 #include "slimtrain/comm/tensor_ops.hpp"
 #include "slimtrain/model/classifier.hpp"
@@ -18,10 +19,7 @@ namespace st = slimtrain::train;
 
 namespace {
 
-slimtrain::runtime::Runtime& rt() {
-  static slimtrain::runtime::Runtime instance;
-  return instance;
-}
+using slimtrain_test::rt;
 
 std::vector<float> flatten(const std::vector<torch::Tensor>& tensors) {
   std::vector<float> out;
