@@ -63,10 +63,15 @@ slim() {
   fi
 }
 
-# peer NAME NP: the DDP peer on cnn-small, its PEER line in $work/NAME.peer.
+# peer NAME NP [heap]: the DDP peer on cnn-small, its PEER line in $work/NAME.peer. By default
+# it gets the heap settings slimtrain's trainer sets for itself with mallopt (freed memory stays
+# in the heap: mmap threshold 128 MiB, trim threshold 1 GiB), through glibc's environment
+# variables, so the comparison is not won by the allocator (~25% for the peer here); "glibc"
+# runs it with glibc's defaults, for the table only.
 peer() {
-  local name=$1 np=$2
-  if ! "$PY" "$root/bench/train/ddp_peer.py" --data "$data" --nproc "$np" --threads 1 \
+  local name=$1 np=$2 heap=(MALLOC_MMAP_THRESHOLD_=134217728 MALLOC_TRIM_THRESHOLD_=1073741824)
+  [ "${3:-}" = glibc ] && heap=(SLIMTRAIN_BENCH_HEAP=glibc-defaults)
+  if ! env "${heap[@]}" "$PY" "$root/bench/train/ddp_peer.py" --data "$data" --nproc "$np" --threads 1 \
     --batch-size 64 --lr 0.05 --momentum 0.9 --steps $((steps + warmup)) --warmup-steps "$warmup" \
     >"$work/$name.peer" 2>&1; then
     echo "bench/train: peer run $name failed:" >&2
@@ -77,7 +82,7 @@ peer() {
 
 # Each slimtrain configuration next to its peer, so the pairs see the same machine.
 configs=(cnn2)
-[ "$have_peer" = 1 ] && configs+=(peer2)
+[ "$have_peer" = 1 ] && configs+=(peer2 peer2-glibc)
 configs+=(cnn1)
 if [ "$have_peer" = 1 ] && [ "$peer_1rank" = 1 ]; then configs+=(peer1); fi
 configs+=(cnn2-off mlp2 mlp2-off)
@@ -95,6 +100,7 @@ run_config() {  # run_config CONFIG REP
       ;;
     peer2) peer "$c.$r" 2 ;;
     peer1) peer "$c.$r" 1 ;;
+    peer2-glibc) peer "$c.$r" 2 glibc ;;
   esac
 }
 
@@ -153,6 +159,7 @@ def eval_bytes(run):
 configs = {
     "cnn2": ("slimtrain cnn-small, 2 ranks", slim_sps),
     "peer2": ("DDP peer cnn-small, 2 ranks", peer_sps),
+    "peer2-glibc": ("DDP peer cnn-small, 2 ranks, glibc heap defaults", peer_sps),
     "cnn1": ("slimtrain cnn-small, 1 rank", slim_sps),
     "peer1": ("DDP peer cnn-small, 1 rank", peer_sps),
     "cnn2-off": ("slimtrain cnn-small, 2 ranks, overlap off", slim_sps),
@@ -160,7 +167,7 @@ configs = {
     "mlp2-off": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks, overlap off", slim_sps),
 }
 if not have_peer:
-    del configs["peer2"], configs["peer1"]
+    del configs["peer2"], configs["peer2-glibc"], configs["peer1"]
 elif peer_1rank != "1":
     del configs["peer1"]
 
