@@ -6,7 +6,7 @@
 # RESULT lines use the medians.
 #   peer:    slimtrain cnn-small, mpirun -np 2 x 1 thread x batch 64, against the peer alike
 #   scaling: the same job at 1 rank (same per-rank batch); efficiency = sps2 / (2 * sps1)
-#   overlap: --overlap true vs false at 2 ranks, for cnn-small and for a wide mlp with a small
+#   overlap: --overlap on vs off at 2 ranks, for cnn-small and for a wide mlp with a small
 #            batch, where the gradient all-reduce is a real part of the step
 #   eval:    bytes each rank sends in an evaluation of 10 classes (the eval event's bytes_sent)
 # Throughput is the steady state: WARMUP steps are left out (slimtrain's done event samples_per_s,
@@ -85,16 +85,16 @@ configs=(cnn2)
 [ "$have_peer" = 1 ] && configs+=(peer2 peer2-glibc)
 configs+=(cnn1)
 if [ "$have_peer" = 1 ] && [ "$peer_1rank" = 1 ]; then configs+=(peer1); fi
-configs+=(cnn2-off mlp2 mlp2-off)
+configs+=(cnn2-on mlp2 mlp2-off)
 run_config() {  # run_config CONFIG REP
   local c=$1 r=$2
   case $c in
     cnn2) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 ;;
     cnn1) slim "$c.$r" 1 "$steps" --model cnn-small --batch-size 64 ;;
-    cnn2-off) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 --overlap false ;;
+    cnn2-on) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 --overlap on ;;
     mlp2 | mlp2-off)
-      local overlap=true
-      [ "$c" = mlp2-off ] && overlap=false
+      local overlap=on
+      [ "$c" = mlp2-off ] && overlap=off
       slim "$c.$r" 2 "$mlp_steps" --model mlp --mlp-widths "$mlp_widths" \
         --batch-size "$mlp_batch" --overlap "$overlap"
       ;;
@@ -157,13 +157,13 @@ def eval_bytes(run):
     return max(e["bytes_sent"] for e in events(run) if e["event"] == "eval")
 
 configs = {
-    "cnn2": ("slimtrain cnn-small, 2 ranks", slim_sps),
+    "cnn2": ("slimtrain cnn-small, 2 ranks (defaults: overlap auto)", slim_sps),
     "peer2": ("DDP peer cnn-small, 2 ranks", peer_sps),
     "peer2-glibc": ("DDP peer cnn-small, 2 ranks, glibc heap defaults", peer_sps),
     "cnn1": ("slimtrain cnn-small, 1 rank", slim_sps),
     "peer1": ("DDP peer cnn-small, 1 rank", peer_sps),
-    "cnn2-off": ("slimtrain cnn-small, 2 ranks, overlap off", slim_sps),
-    "mlp2": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks", slim_sps),
+    "cnn2-on": ("slimtrain cnn-small, 2 ranks, overlap on", slim_sps),
+    "mlp2": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks, overlap on", slim_sps),
     "mlp2-off": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks, overlap off", slim_sps),
 }
 if not have_peer:
@@ -193,6 +193,11 @@ for c, (label, f) in configs.items():
     print(f"  {label:54s}" + "".join(f"{ms[k]:10.2f}" for k in keys)
           + f"{buckets(median_run(c)):9d}")
 
+def auto_choice(run):
+    m = re.search(r"\(overlap (o[nf]+); --overlap auto: ([^)]*\)?[^)]*)\)", open(f"{work}/{run}.log").read())
+    return f"{m.group(1)} ({m.group(2)})" if m else "?"
+
+print(f"  --overlap auto chose for cnn-small at 2 ranks: {auto_choice(median_run('cnn2'))}")
 if buckets(median_run("cnn2")) == 1:
     print("  cnn-small's gradients fit one bucket (--bucket-mb 4): its all-reduce can only start "
           "when backward ends, so overlap has nothing to hide there")
@@ -222,8 +227,8 @@ else:
           "target=1.10")
 print(f"RESULT train scaling ranks=2 sps1={med['cnn1']:.1f} sps2={med['cnn2']:.1f} "
       f"efficiency={eff:.3f} target=0.95")
-print(f"RESULT train overlap model=cnn-small batch=64 on_sps={med['cnn2']:.1f} "
-      f"off_sps={med['cnn2-off']:.1f} ratio={ratio(med['cnn2'], med['cnn2-off']):.3f}")
+print(f"RESULT train overlap model=cnn-small batch=64 on_sps={med['cnn2-on']:.1f} "
+      f"off_sps={med['cnn2']:.1f} ratio={ratio(med['cnn2-on'], med['cnn2']):.3f}")
 print(f"RESULT train overlap model=mlp-{widths.replace(',', 'x')} batch={mlp_batch} "
       f"on_sps={med['mlp2']:.1f} off_sps={med['mlp2-off']:.1f} "
       f"ratio={ratio(med['mlp2'], med['mlp2-off']):.3f}")

@@ -42,10 +42,10 @@ int run_train(const std::vector<std::string>& args) {
   CommandLine cl(
       "train", "mpirun -np N slimtrain train --data F.h5 --out RUN_DIR [options]",
       "Trains a classifier data-parallel: every rank reads its shard of the HDF5 file,\n"
-      "gradients are averaged in buckets overlapped with backward, every collective has a\n"
+      "gradients are averaged in buckets (during backward where that pays), every collective has a\n"
       "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
       "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
-  std::string widths = "256,128", overlap = "true";
+  std::string widths = "256,128";
   double bucket_mb = 4, chunk_mb = 4;
   // clang-format off
   cl.add()
@@ -79,7 +79,7 @@ int run_train(const std::vector<std::string>& args) {
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single collective in MiB (bigger messages are split)")
-    ("overlap", bound(overlap), "overlap gradient all-reduce with backward (true/false)")
+    ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (when there are several buckets and a GPU or a spare core to drive them), on, off")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
     ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s assumed in the worst case when scaling deadlines")
     ("eval-every", bound(c.eval_every), "evaluate every N steps (0: only at the end)")
@@ -110,9 +110,11 @@ int run_train(const std::vector<std::string>& args) {
   one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
   one_of<std::string>("--device", c.device, {"cpu", "cuda"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
-  one_of<std::string>("--overlap", overlap, {"true", "false", "1", "0", "on", "off"});
+  // true/false/1/0 are kept as spellings of on/off (older configs).
+  if (c.overlap == "true" || c.overlap == "1") c.overlap = "on";
+  if (c.overlap == "false" || c.overlap == "0") c.overlap = "off";
+  one_of<std::string>("--overlap", c.overlap, {"auto", "on", "off"});
   one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
-  c.overlap = overlap == "true" || overlap == "1" || overlap == "on";
   require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);
   require_range<std::int64_t>("--max-steps", c.max_steps, 0, INT64_MAX);
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);

@@ -1,7 +1,9 @@
 #include "slimtrain/runtime/device.hpp"
 
 #include <ATen/Parallel.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "slimtrain/core/error.hpp"
@@ -44,8 +46,20 @@ int choose_gpu(int local_rank, int local_size, int devices, const std::string& h
   return local_rank;
 }
 
+int cores_per_rank(int local_size) {
+  const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+    const int bound = CPU_COUNT(&mask);
+    if (bound > 0 && bound < machine) return bound;
+  }
+  return std::max(1, machine / std::max(1, local_size));
+}
+
 DeviceBinding bind_device(const Runtime& runtime, const std::string& device, int threads) {
   DeviceBinding binding;
+  binding.cores = cores_per_rank(runtime.local_size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   binding.threads = choose_threads(threads, cores, runtime.local_size());
   if (device == "cuda") {

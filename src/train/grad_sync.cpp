@@ -7,6 +7,17 @@
 
 namespace slimtrain::train {
 
+OverlapChoice choose_overlap(std::size_t buckets, bool gpu, int cores, int threads) {
+  if (buckets < 2) return {false, "one gradient bucket: it can only start when backward ends"};
+  if (gpu) return {true, "GPU compute leaves the CPU to the communication thread"};
+  if (cores > threads)
+    return {true, detail::concat(cores, " cores for ", threads,
+                                 " compute threads leave one to the communication thread")};
+  return {false,
+          detail::concat("no spare core (", cores, cores == 1 ? " core, " : " cores, ", threads,
+                         " compute threads): communication during backward would slow it")};
+}
+
 GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm,
                            std::size_t bucket_bytes, bool overlap)
     : params_(std::move(params)), comm_(comm), overlap_(overlap) {

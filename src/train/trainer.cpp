@@ -226,7 +226,20 @@ void Trainer::setup() {
 
   run_log_ = std::make_unique<RunLog>(cfg_.out, rt_->rank() == 0, resumed_);
   std::vector<torch::Tensor> params = model_->parameters();
-  sync_ = std::make_unique<GradientSync>(params, *train_comm_, cfg_.bucket_bytes, cfg_.overlap);
+  sync_ = std::make_unique<GradientSync>(params, *train_comm_, cfg_.bucket_bytes,
+                                         cfg_.overlap != "off");
+  OverlapChoice overlap{cfg_.overlap == "on", "--overlap " + cfg_.overlap};
+  if (cfg_.overlap == "auto") {
+    overlap = choose_overlap(sync_->bucket_count(), device_.kind == "cuda", device_.cores,
+                             device_.threads);
+    // Ranks bound differently (mixed hosts) still choose one way together.
+    const bool mine = overlap.on;
+    overlap.on = train_comm_->agree(mine);
+    if (mine && !overlap.on) overlap.reason = "a rank without a spare core chose off";
+    overlap.reason = "--overlap auto: " + overlap.reason;
+    if (!overlap.on)
+      sync_ = std::make_unique<GradientSync>(params, *train_comm_, cfg_.bucket_bytes, false);
+  }
 
   const std::int64_t n_params = model::parameter_count(*model_);
   log::info_rank0("model ", spec_.describe(), ": ", n_params, " parameters");
@@ -235,7 +248,7 @@ void Trainer::setup() {
                   " steps/epoch (", loader_->mode(), " mode), ", total_steps_,
                   " steps; evaluating on '", eval_split_, "'");
   log::info_rank0("device ", device_.describe(), "; gradient buckets: ", sync_->bucket_count(),
-                  " (overlap ", cfg_.overlap ? "on" : "off", ")");
+                  " (overlap ", overlap.on ? "on" : "off", "; ", overlap.reason, ")");
   if (fault_.phase != FaultPhase::none)
     log::warn("SLIMTRAIN_INJECT is set (test only): ", fault_.describe());
   run_log_->event("start", {{"model", spec_.to_json()},

@@ -32,7 +32,7 @@ struct TrainConfig {
 
   std::size_t bucket_bytes = 4u << 20;
   std::size_t chunk_bytes = 4u << 20;
-  bool overlap = true;
+  std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
   double collective_timeout_s = 120.0;
   double floor_bandwidth_mbps = 50.0;
 

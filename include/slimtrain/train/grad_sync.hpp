@@ -13,11 +13,27 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "slimtrain/comm/communicator.hpp"
 
 namespace slimtrain::train {
+
+/** @brief Whether gradients are all-reduced during backward, and why. */
+struct OverlapChoice {
+  bool on = false;
+  std::string reason;
+};
+
+/**
+ * @brief --overlap auto. Overlap pays when there is more than one bucket (a single bucket is
+ * complete only when backward ends) and something other than the compute threads can drive the
+ * communication: a GPU computes, or the rank has a core beyond its intra-op threads. Without a
+ * spare core the communication thread's polling MPI_Allreduce takes the core from backward:
+ * measured on 2 cores, 1 rank per core, a 4-bucket mlp ran 0.74x as fast with overlap.
+ */
+OverlapChoice choose_overlap(std::size_t buckets, bool gpu, int cores, int threads);
 
 class GradientSync {
  public:
