@@ -42,7 +42,8 @@ int run_train(const std::vector<std::string>& args) {
   CommandLine cl(
       "train", "mpirun -np N slimtrain train --data F.h5 --out RUN_DIR [options]",
       "Trains a classifier data-parallel: every rank reads its shard of the HDF5 file,\n"
-      "gradients are averaged in buckets (during backward where that pays), every collective has a\n"
+      "gradients are averaged in buckets (during backward where that pays), every collective has "
+      "a\n"
       "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
       "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
   std::string widths = "256,128";
@@ -79,7 +80,7 @@ int run_train(const std::vector<std::string>& args) {
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single collective in MiB (bigger messages are split)")
-    ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (when there are several buckets and a GPU or a spare core to drive them), on, off")
+    ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
     ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s assumed in the worst case when scaling deadlines")
     ("eval-every", bound(c.eval_every), "evaluate every N steps (0: only at the end)")

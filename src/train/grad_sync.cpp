@@ -8,7 +8,10 @@
 namespace slimtrain::train {
 
 OverlapChoice choose_overlap(std::size_t buckets, bool gpu, int cores, int threads) {
-  if (buckets < 2) return {false, "one gradient bucket: it can only start when backward ends"};
+  if (buckets < 2)
+    return {true,
+            "one gradient bucket: it starts with backward's last gradient, no backward left "
+            "to slow"};
   if (gpu) return {true, "GPU compute leaves the CPU to the communication thread"};
   if (cores > threads)
     return {true, detail::concat(cores, " cores for ", threads,
