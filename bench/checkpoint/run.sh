@@ -15,19 +15,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 steps=${2:-100}
 every=${3:-20}
-bin=$build/apps/slimtrain
-[ -x "$bin" ] || { echo "bench/checkpoint: no $bin (build slimtrain first)" >&2; exit 2; }
-PY=/usr/bin/python3
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-data=$root/data/fashion-mnist.h5
-if [ ! -f "$data" ]; then
-  data=$work/fashion-mnist.h5
-  echo "preparing $data from Fashion-MNIST"
-  "$root/scripts/fashion-data.sh" "$bin" "$data" >/dev/null
-fi
+# Step times are taken from step 20 on (after warm-up), so shorter runs have nothing to time.
+[[ $steps =~ ^[0-9]+$ && $steps -ge 40 ]] || { echo "bench/checkpoint: steps must be >= 40, got '$steps'" >&2; exit 2; }
+[[ $every =~ ^[1-9][0-9]*$ ]] || { echo "bench/checkpoint: every must be a positive integer, got '$every'" >&2; exit 2; }
+bench_name=checkpoint
+. "$root/bench/lib.sh"
 
 # run NAME args...: one training job; the launch time goes to NAME.launch for the resume figures.
 run() {

@@ -26,22 +26,11 @@ mlp_widths=${MLP_WIDTHS:-2048,2048}
 mlp_batch=${MLP_BATCH:-4}
 mlp_steps=${MLP_STEPS:-100}
 peer_1rank=${PEER_1RANK:-1}
-bin=$build/apps/slimtrain
-[ -x "$bin" ] || { echo "bench/train: no $bin (build slimtrain first)" >&2; exit 2; }
+bench_name=train
+. "$root/bench/lib.sh"
 for n in "$reps" "$steps" "$warmup" "$mlp_batch" "$mlp_steps"; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/train: '$n' is not a positive integer" >&2; exit 2; }
 done
-PY=/usr/bin/python3
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-data=$root/data/fashion-mnist.h5
-if [ ! -f "$data" ]; then
-  data=$work/fashion-mnist.h5
-  echo "preparing $data from Fashion-MNIST"
-  "$root/scripts/fashion-data.sh" "$bin" "$data" >/dev/null
-fi
 
 have_peer=1
 if ! "$PY" -c 'import torch, h5py' 2>/dev/null; then

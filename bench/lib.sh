@@ -1,0 +1,17 @@
+# Sourced by bench/*/run.sh once they have set root, build and bench_name: the slimtrain binary,
+# the Python interpreter of the peers (Debian's, with python3-torch and python3-h5py), a work
+# directory removed on exit, and the Fashion-MNIST HDF5 file in $data (data/fashion-mnist.h5 if
+# present, else converted into the work directory).
+bin=$build/apps/slimtrain
+[ -x "$bin" ] || { echo "bench/$bench_name: no $bin (build slimtrain first)" >&2; exit 2; }
+PY=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+data=$root/data/fashion-mnist.h5
+if [ ! -f "$data" ]; then
+  data=$work/fashion-mnist.h5
+  echo "preparing $data from Fashion-MNIST"
+  "$root/scripts/fashion-data.sh" "$bin" "$data" >/dev/null
+fi
