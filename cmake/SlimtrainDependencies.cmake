@@ -46,6 +46,13 @@ if(NOT _nccl_mode STREQUAL "OFF")
   endif()
 endif()
 
+# A LibTorch built with CUDA (a pip torch on a GPU cluster; Debian's is CPU-only) lets the NCCL
+# data plane order its work against LibTorch's current stream.
+set(SLIMTRAIN_TORCH_CUDA OFF)
+if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda OR TARGET c10_cuda)
+  set(SLIMTRAIN_TORCH_CUDA ON)
+endif()
+
 # Open MPI refuses to run as root and to oversubscribe cores unless told: tests say so explicitly.
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
                 ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)

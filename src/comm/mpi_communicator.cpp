@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -20,31 +21,17 @@ namespace slimtrain::comm {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-enum class Kind { all_reduce, broadcast, barrier, agree };
-
-const char* to_string(Kind kind) {
-  switch (kind) {
-    case Kind::all_reduce:
-      return "all_reduce";
-    case Kind::broadcast:
-      return "broadcast";
-    case Kind::barrier:
-      return "barrier";
-    case Kind::agree:
-      return "agree";
-  }
-  return "unknown";
-}
-
 struct Op {
   std::uint64_t seq = 0;
-  Kind kind = Kind::barrier;
+  OpKind kind = OpKind::barrier;
   void* data = nullptr;
   std::size_t count = 0;
   DType dtype = DType::f32;
   ReduceOp reduce = ReduceOp::sum;
   int root = 0;
   int flag = 0;  // agree's vote, owned by the op so a timed-out caller leaves nothing dangling
+  std::vector<std::int64_t> owned;  // fields and all_gather: the record, owned likewise
+  std::string tag;
   std::shared_ptr<void> keep_alive;
   std::size_t bytes = 0;
   double timeout_s = 0;
@@ -66,6 +53,44 @@ void reduce_16(void* in, void* inout, int* len, MPI_Datatype*) {
     if (which == 1) r = x > y ? x : y;
     if (which == 2) r = x < y ? x : y;
     b[i] = from_float(r);
+  }
+}
+
+// A mixed record is pairs {operator, value}; each pair combines by its own operator. A pair
+// whose operator differs between ranks (a caller bug) comes back with operator 0.
+void reduce_fields(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::int64_t*>(in);
+  auto* b = static_cast<std::int64_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const std::int64_t op = b[2 * i];
+    if (a[2 * i] != op) {
+      b[2 * i] = 0;
+      continue;
+    }
+    const std::int64_t x = a[2 * i + 1];
+    std::int64_t& y = b[2 * i + 1];
+    switch (static_cast<FieldOp>(op)) {
+      case FieldOp::max:
+        y = std::max(x, y);
+        break;
+      case FieldOp::min:
+        y = std::min(x, y);
+        break;
+      case FieldOp::sum:
+        y = static_cast<std::int64_t>(static_cast<std::uint64_t>(x) +
+                                      static_cast<std::uint64_t>(y));
+        break;
+      case FieldOp::sum_f64: {
+        double dx = 0, dy = 0;
+        std::memcpy(&dx, &x, sizeof dx);
+        std::memcpy(&dy, &y, sizeof dy);
+        dy += dx;
+        std::memcpy(&y, &dy, sizeof y);
+        break;
+      }
+      default:
+        b[2 * i] = 0;
+    }
   }
 }
 
@@ -106,6 +131,8 @@ struct MpiCommunicator::State {
   CommConfig config;
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Op ops16[2][3] = {};  // [f16, bf16][sum, max, min]
+  MPI_Datatype field_type = MPI_DATATYPE_NULL;
+  MPI_Op field_op = MPI_OP_NULL;
   FlightRecorder recorder;
   std::shared_ptr<Progress> progress = std::make_shared<Progress>();
   std::shared_ptr<StallInspector> inspector;
@@ -132,15 +159,26 @@ struct MpiCommunicator::State {
 
   void execute(Op& op) {
     switch (op.kind) {
-      case Kind::barrier:
+      case OpKind::barrier:
         SLIMTRAIN_CHECK_MPI(MPI_Barrier(comm));
         return;
-      case Kind::agree:
+      case OpKind::agree:
         SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &op.flag, 1, MPI_INT, MPI_LAND, comm));
         return;
-      case Kind::all_reduce:
-      case Kind::broadcast:
+      case OpKind::fields:
+        SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, op.owned.data(),
+                                          static_cast<int>(op.owned.size() / 2), field_type,
+                                          field_op, comm));
+        return;
+      case OpKind::all_gather:
+        SLIMTRAIN_CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, op.owned.data(),
+                                          static_cast<int>(op.count), MPI_INT64_T, comm));
+        return;
+      case OpKind::all_reduce:
+      case OpKind::broadcast:
         break;
+      case OpKind::none:
+        return;
     }
     const std::size_t element = dtype_size(op.dtype);
     const MPI_Datatype type = mpi_type(op.dtype);
@@ -149,7 +187,7 @@ struct MpiCommunicator::State {
          plan_pieces(op.count, element, config.chunk_bytes, config.max_elements_per_call)) {
       void* ptr = static_cast<char*>(op.data) + piece.offset * element;
       const int n = static_cast<int>(piece.count);
-      if (op.kind == Kind::broadcast) {
+      if (op.kind == OpKind::broadcast) {
         SLIMTRAIN_CHECK_MPI(MPI_Bcast(ptr, n, type, op.root, comm));
         continue;
       }
@@ -185,6 +223,7 @@ struct MpiCommunicator::State {
         op = queue.front();
       }
       recorder.started(op->seq);
+      progress->set_current(op->seq, op->kind, op->bytes, op->tag.c_str());
       try {
         execute(*op);
       } catch (...) {
@@ -199,6 +238,7 @@ struct MpiCommunicator::State {
         release.swap(op->keep_alive);
         progress->completed.store(op->seq);
       }
+      progress->clear_current(op->seq);
       done_cv.notify_all();
       release.reset();  // may free a tensor: outside the lock
     }
@@ -210,8 +250,12 @@ struct MpiCommunicator::State {
 
   TimeoutError timeout(const Op& op) {
     recorder.caller_timed_out(op.seq);
-    const StallReport report =
-        analyse_stall(op.seq, inspector->inquire(id, config.deadline.grace_s));
+    OpSummary mine;
+    mine.seq = op.seq;
+    mine.kind = op.kind;
+    mine.bytes = op.bytes;
+    mine.tag = op.tag;
+    const StallReport report = analyse_stall(mine, inspector->inquire(id, config.deadline.grace_s));
     const std::string message = detail::concat(
         name, " ", to_string(op.kind), " seq ", op.seq, " of ", op.bytes,
         " bytes missed its deadline of ", op.timeout_s, " s; missing ranks: ", report.description);
@@ -262,15 +306,15 @@ std::shared_ptr<MpiWork> enqueue(const std::shared_ptr<MpiCommunicator::State>& 
       options.timeout_s >= 0 ? options.timeout_s : s.config.deadline.deadline_for(op->bytes);
   op->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(op->timeout_s));
+  op->tag = options.tag ? options.tag : "";
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.stop) SLIMTRAIN_THROW(CommError, "communicator ", s.name, " is shutting down");
     op->seq = ++s.next_seq;
     s.progress->issued.store(op->seq);
-    s.recorder.enqueued(
-        op->seq, to_string(op->kind),
-        op->kind == Kind::all_reduce || op->kind == Kind::broadcast ? to_string(op->dtype) : "-",
-        op->bytes, options.tag ? options.tag : "");
+    const bool typed = op->kind == OpKind::all_reduce || op->kind == OpKind::broadcast;
+    s.recorder.enqueued(op->seq, to_string(op->kind), typed ? to_string(op->dtype) : "-", op->bytes,
+                        op->tag);
     s.queue.push_back(op);
   }
   s.work_cv.notify_one();
@@ -294,7 +338,7 @@ MpiCommunicator::MpiCommunicator(const runtime::Runtime& runtime, std::string na
     SLIMTRAIN_THROW(ConfigError, "communicator ", s.name, ": max_elements_per_call must be in [1, ",
                     INT_MAX, "], got ", s.config.max_elements_per_call);
   }
-  s.inspector = StallInspector::acquire();
+  s.inspector = StallInspector::acquire(runtime);
   SLIMTRAIN_CHECK_MPI(MPI_Comm_dup(runtime.world(), &s.comm));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(s.comm, &s.rank));
@@ -311,7 +355,10 @@ MpiCommunicator::MpiCommunicator(const runtime::Runtime& runtime, std::string na
       MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 1>, 1, &s.ops16[1][1]));
   SLIMTRAIN_CHECK_MPI(
       MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 2>, 1, &s.ops16[1][2]));
-  s.id = s.inspector->add(s.progress);
+  SLIMTRAIN_CHECK_MPI(MPI_Type_contiguous(2, MPI_INT64_T, &s.field_type));
+  SLIMTRAIN_CHECK_MPI(MPI_Type_commit(&s.field_type));
+  SLIMTRAIN_CHECK_MPI(MPI_Op_create(&reduce_fields, 1, &s.field_op));
+  s.id = s.inspector->add(s.progress, s.name);
   std::shared_ptr<State> keep = state_;
   s.worker = std::thread([keep] { keep->run(); });
 }
@@ -321,11 +368,15 @@ MpiCommunicator::~MpiCommunicator() {
   std::unique_lock<std::mutex> lock(s.mutex);
   s.stop = true;
   s.work_cv.notify_all();
-  // Queued operations may still finish: wait until the last deadline plus grace, no longer.
+  // Queued operations may still finish: wait until the last deadline plus grace, no longer. While
+  // an exception unwinds (this rank failed), peers may never arrive: grace only, then the job
+  // ends (abort at exit) instead of holding the failing rank for a whole deadline.
   Clock::time_point limit =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(s.config.deadline.grace_s));
+  const bool unwinding = std::uncaught_exceptions() > 0;
   for (const auto& op : s.queue) {
+    if (unwinding) break;
     limit = std::max(limit,
                      op->deadline + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(s.config.deadline.grace_s)));
@@ -350,6 +401,8 @@ MpiCommunicator::~MpiCommunicator() {
   for (auto& row : s.ops16) {
     for (MPI_Op& op : row) MPI_Op_free(&op);
   }
+  MPI_Op_free(&s.field_op);
+  MPI_Type_free(&s.field_type);
   MPI_Comm_free(&s.comm);
 }
 
@@ -372,7 +425,7 @@ std::shared_ptr<Work> MpiCommunicator::all_reduce_async(void* data, std::size_t 
                     to_string(dtype), " (sum it and divide where the count is known)");
   }
   auto op = std::make_shared<Op>();
-  op->kind = Kind::all_reduce;
+  op->kind = OpKind::all_reduce;
   op->data = data;
   op->count = count;
   op->dtype = dtype;
@@ -392,7 +445,7 @@ std::shared_ptr<Work> MpiCommunicator::broadcast_async(void* data, std::size_t c
                     state_->size, ")");
   }
   auto op = std::make_shared<Op>();
-  op->kind = Kind::broadcast;
+  op->kind = OpKind::broadcast;
   op->data = data;
   op->count = count;
   op->dtype = dtype;
@@ -405,18 +458,54 @@ std::shared_ptr<Work> MpiCommunicator::broadcast_async(void* data, std::size_t c
 
 void MpiCommunicator::barrier(const OpOptions& options) {
   auto op = std::make_shared<Op>();
-  op->kind = Kind::barrier;
+  op->kind = OpKind::barrier;
   enqueue(state_, std::move(op), options)->wait();
 }
 
 bool MpiCommunicator::agree(bool mine, const OpOptions& options) {
   auto op = std::make_shared<Op>();
-  op->kind = Kind::agree;
+  op->kind = OpKind::agree;
   op->flag = mine ? 1 : 0;
   op->bytes = sizeof(int);
   auto work = enqueue(state_, std::move(op), options);
   work->wait();
   return work->op().flag != 0;
+}
+
+std::vector<Field> MpiCommunicator::all_reduce_fields(std::vector<Field> fields,
+                                                      const OpOptions& options) {
+  auto op = std::make_shared<Op>();
+  op->kind = OpKind::fields;
+  op->owned.reserve(2 * fields.size());
+  for (const Field& f : fields) {
+    op->owned.push_back(static_cast<std::int64_t>(f.op));
+    op->owned.push_back(f.value);
+  }
+  op->count = fields.size();
+  op->bytes = op->owned.size() * sizeof(std::int64_t);
+  auto work = enqueue(state_, std::move(op), options);
+  work->wait();
+  const std::vector<std::int64_t>& out = work->op().owned;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    fields[i].op = static_cast<FieldOp>(out[2 * i]);
+    fields[i].value = out[2 * i + 1];
+  }
+  return fields;
+}
+
+std::vector<std::int64_t> MpiCommunicator::all_gather(const std::vector<std::int64_t>& mine,
+                                                      const OpOptions& options) {
+  State& s = *state_;
+  auto op = std::make_shared<Op>();
+  op->kind = OpKind::all_gather;
+  op->count = mine.size();
+  op->owned.assign(mine.size() * static_cast<std::size_t>(s.size), 0);
+  std::copy(mine.begin(), mine.end(),
+            op->owned.begin() + static_cast<std::ptrdiff_t>(mine.size() * s.rank));
+  op->bytes = mine.size() * sizeof(std::int64_t);
+  auto work = enqueue(state_, std::move(op), options);
+  work->wait();
+  return work->op().owned;
 }
 
 std::uint64_t MpiCommunicator::bytes_reduced() const {

@@ -1,44 +1,146 @@
 #include "slimtrain/comm/stall_inspector.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::comm {
 namespace {
 constexpr int kInquiryTag = 7301;
 constexpr int kAnswerTag = 7302;
-constexpr int kWords =
-    5;  // inquiry: {inquiry, comm}; answer: {inquiry, comm, known, issued, completed}
+// Inquiry: {inquiry, comm}. Answer: {inquiry, comm, known, issued, completed, current op (5),
+// busy comm, busy op (5), activity step, activity text (3)}.
+constexpr int kWords = 20;
+constexpr int kTagWords = 2;       // 16 characters
+constexpr int kActivityWords = 3;  // 24 characters
 // Polling period of the responder: answers within a few ms at a negligible CPU cost.
 constexpr auto kPollPeriod = std::chrono::milliseconds(5);
 
 std::mutex g_instance_mutex;
 std::weak_ptr<StallInspector> g_instance;
+
+std::mutex g_activity_mutex;
+char g_activity[kActivityWords * 8] = {};
+std::int64_t g_activity_step = -1;
+
+void pack_text(const std::string& text, std::int64_t* words, int n) {
+  char bytes[64] = {};
+  std::memcpy(bytes, text.data(), std::min<std::size_t>(text.size(), n * 8 - 1));
+  std::memcpy(words, bytes, static_cast<std::size_t>(n) * 8);
+}
+
+std::string unpack_text(const std::int64_t* words, int n) {
+  char bytes[65] = {};
+  std::memcpy(bytes, words, static_cast<std::size_t>(n) * 8);
+  return std::string(bytes, strnlen(bytes, static_cast<std::size_t>(n) * 8));
+}
+
+void pack_op(const OpSummary& op, std::int64_t* words) {
+  words[0] = static_cast<std::int64_t>(op.seq);
+  words[1] = static_cast<std::int64_t>(op.kind);
+  words[2] = static_cast<std::int64_t>(op.bytes);
+  pack_text(op.tag, words + 3, kTagWords);
+}
+
+OpSummary unpack_op(const std::int64_t* words) {
+  OpSummary op;
+  op.seq = static_cast<std::uint64_t>(words[0]);
+  op.kind = static_cast<OpKind>(words[1]);
+  op.bytes = static_cast<std::uint64_t>(words[2]);
+  op.tag = unpack_text(words + 3, kTagWords);
+  return op;
+}
+
+// "evaluation at step 8, running all_reduce #3 of 816 bytes [eval-stats] on eval"
+std::string doing_now(const PeerProgress& p) {
+  std::string out;
+  if (!p.activity.empty()) {
+    out = p.activity;
+    if (p.activity_step >= 0) out += " at step " + std::to_string(p.activity_step);
+  }
+  std::string op;
+  if (p.current.seq != 0)
+    op = "running " + p.current.describe();
+  else if (!p.busy_comm.empty())
+    op = "running " + p.busy.describe() + " on " + p.busy_comm;
+  else
+    op = "in no collective";
+  return out.empty() ? op : out + ", " + op;
+}
 }  // namespace
 
-StallReport analyse_stall(std::uint64_t seq, const std::vector<PeerProgress>& peers) {
+std::string with_thousands(std::uint64_t value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return digits;
+}
+
+std::string OpSummary::describe() const {
+  std::string out = std::string(to_string(kind)) + " #" + std::to_string(seq) + " of " +
+                    with_thousands(bytes) + " bytes";
+  if (!tag.empty()) out += " [" + tag + "]";
+  return out;
+}
+
+void Progress::set_current(std::uint64_t seq, OpKind kind, std::uint64_t bytes, const char* tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  current_.seq = seq;
+  current_.kind = kind;
+  current_.bytes = bytes;
+  current_.tag = tag ? std::string(tag, strnlen(tag, kTagWords * 8 - 1)) : std::string();
+}
+
+void Progress::clear_current(std::uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (current_.seq == seq) current_ = OpSummary{};
+}
+
+OpSummary Progress::current() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return current_;
+}
+
+void set_activity(const char* what, std::int64_t step) {
+  std::lock_guard<std::mutex> lock(g_activity_mutex);
+  std::memset(g_activity, 0, sizeof g_activity);
+  std::strncpy(g_activity, what ? what : "", sizeof g_activity - 1);
+  g_activity_step = step;
+}
+
+StallReport analyse_stall(const OpSummary& mine, const std::vector<PeerProgress>& peers) {
   StallReport report;
-  auto add = [&report](int rank, const std::string& why) {
-    report.missing.push_back(rank);
+  auto add = [&report](const PeerProgress& p, const std::string& why) {
+    report.missing.push_back(p.rank);
     if (!report.description.empty()) report.description += ", ";
-    report.description += std::to_string(rank) + " (" + why + ")";
+    report.description += std::to_string(p.rank);
+    if (!p.host.empty()) report.description += " on " + p.host;
+    report.description += " (" + why + ")";
   };
+  const std::uint64_t seq = mine.seq;
   for (const PeerProgress& p : peers) {
     if (!p.answered) {
-      add(p.rank, "no answer");
+      add(p, "no answer");
     } else if (!p.known) {
-      add(p.rank, "has no such communicator");
+      add(p, "has no such communicator");
     } else if (p.issued < seq) {
-      add(p.rank, "at seq " + std::to_string(p.issued));
+      add(p, "at seq " + std::to_string(p.issued) + "; now: " + doing_now(p));
     }
   }
   if (report.missing.empty()) {
-    // Everyone issued the operation: name the ranks whose communication thread is still behind.
+    // Everyone issued the operation: a different one under the same number is a desync; else
+    // name the ranks whose communication is still behind.
     for (const PeerProgress& p : peers) {
-      if (p.completed + 1 < seq) {
-        add(p.rank, "issued it but still runs seq " + std::to_string(p.completed + 1));
+      if (p.current.seq == seq && mine.kind != OpKind::none && !p.current.same_operation(mine)) {
+        add(p, "desync: it issued " + p.current.describe() + " where this rank issued " +
+                   mine.describe());
+      } else if (p.completed + 1 < seq) {
+        add(p, "issued it but still runs " + (p.current.seq != 0
+                                                  ? p.current.describe()
+                                                  : "seq " + std::to_string(p.completed + 1)));
       }
     }
   }
@@ -49,18 +151,18 @@ StallReport analyse_stall(std::uint64_t seq, const std::vector<PeerProgress>& pe
   return report;
 }
 
-std::shared_ptr<StallInspector> StallInspector::acquire() {
+std::shared_ptr<StallInspector> StallInspector::acquire(const runtime::Runtime& runtime) {
   std::lock_guard<std::mutex> lock(g_instance_mutex);
   std::shared_ptr<StallInspector> inspector = g_instance.lock();
   if (!inspector) {
-    inspector.reset(new StallInspector());
+    inspector.reset(new StallInspector(runtime));
     g_instance = inspector;
   }
   return inspector;
 }
 
-StallInspector::StallInspector() {
-  SLIMTRAIN_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &control_));
+StallInspector::StallInspector(const runtime::Runtime& runtime) : hosts_(runtime.hostnames()) {
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_dup(runtime.world(), &control_));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(control_, &rank_));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_size(control_, &size_));
@@ -88,22 +190,23 @@ StallInspector::~StallInspector() {
   MPI_Comm_free(&control_);
 }
 
-std::uint32_t StallInspector::add(std::shared_ptr<Progress> progress) {
+std::uint32_t StallInspector::add(std::shared_ptr<Progress> progress, const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::uint32_t id = next_id_++;
-  progress_[id] = std::move(progress);
+  registered_[id] = Registered{std::move(progress), name};
+  names_[id] = name;
   return id;
 }
 
 void StallInspector::remove(std::uint32_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
-  progress_.erase(id);
+  registered_.erase(id);
 }
 
-void StallInspector::send(int dest, int tag, const std::int64_t* words, int n) {
+void StallInspector::send(int dest, int tag, const std::int64_t* words) {
   PendingSend pending;
   pending.words.reset(new std::int64_t[kWords]());
-  std::copy(words, words + n, pending.words.get());
+  std::copy(words, words + kWords, pending.words.get());
   const int rc =
       MPI_Isend(pending.words.get(), kWords, MPI_INT64_T, dest, tag, control_, &pending.request);
   if (rc != MPI_SUCCESS) {
@@ -123,7 +226,7 @@ void StallInspector::test_sends(bool final) {
     if (!done && final) {
       // The peer never received it (its inspector is gone). Tiny messages are sent eagerly, so
       // this is rare; cancel, and if even that does not complete, free the request and leak the
-      // 40-byte buffer rather than block shutdown.
+      // buffer rather than block shutdown.
       MPI_Cancel(&it->request);
       for (int i = 0; i < 100 && !done; ++i) {
         MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
@@ -139,6 +242,39 @@ void StallInspector::test_sends(bool final) {
   }
 }
 
+void StallInspector::answer(int dest, const std::int64_t* inquiry) {
+  std::int64_t words[kWords] = {};
+  words[0] = inquiry[0];
+  words[1] = inquiry[1];
+  words[10] = -1;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto asked = static_cast<std::uint32_t>(inquiry[1]);
+    auto it = registered_.find(asked);
+    if (it != registered_.end()) {
+      words[2] = 1;
+      words[3] = static_cast<std::int64_t>(it->second.progress->issued.load());
+      words[4] = static_cast<std::int64_t>(it->second.progress->completed.load());
+      pack_op(it->second.progress->current(), words + 5);
+    }
+    // An operation running on another communicator says where the rank really is.
+    for (const auto& [id, entry] : registered_) {
+      if (id == asked) continue;
+      const OpSummary busy = entry.progress->current();
+      if (busy.seq == 0) continue;
+      words[10] = id;
+      pack_op(busy, words + 11);
+      break;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_activity_mutex);
+    words[16] = g_activity_step;
+    pack_text(g_activity, words + 17, kActivityWords);
+  }
+  send(dest, kAnswerTag, words);
+}
+
 void StallInspector::poll_once() {
   for (;;) {
     int flag = 0;
@@ -151,30 +287,27 @@ void StallInspector::poll_once() {
       continue;
     }
     if (status.MPI_TAG == kInquiryTag) {
-      std::int64_t answer[kWords] = {words[0], words[1], 0, 0, 0};
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto it = progress_.find(static_cast<std::uint32_t>(words[1]));
-        if (it != progress_.end()) {
-          answer[2] = 1;
-          answer[3] = static_cast<std::int64_t>(it->second->issued.load());
-          answer[4] = static_cast<std::int64_t>(it->second->completed.load());
-        }
-      }
-      send(status.MPI_SOURCE, kAnswerTag, answer, kWords);
+      answer(status.MPI_SOURCE, words);
     } else if (status.MPI_TAG == kAnswerTag) {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = inquiries_.find(words[0]);
       if (it == inquiries_.end()) continue;  // a late answer to an inquiry already given up
       PeerProgress& peer = it->second.peers[static_cast<std::size_t>(status.MPI_SOURCE)];
-      if (!peer.answered) {
-        peer.answered = true;
-        peer.known = words[2] != 0;
-        peer.issued = static_cast<std::uint64_t>(words[3]);
-        peer.completed = static_cast<std::uint64_t>(words[4]);
-        --it->second.pending;
-        answered_.notify_all();
+      if (peer.answered) continue;
+      peer.answered = true;
+      peer.known = words[2] != 0;
+      peer.issued = static_cast<std::uint64_t>(words[3]);
+      peer.completed = static_cast<std::uint64_t>(words[4]);
+      peer.current = unpack_op(words + 5);
+      if (words[10] >= 0) {
+        auto name = names_.find(static_cast<std::uint32_t>(words[10]));
+        peer.busy_comm = name != names_.end() ? name->second : "#" + std::to_string(words[10]);
+        peer.busy = unpack_op(words + 11);
       }
+      peer.activity_step = words[16];
+      peer.activity = unpack_text(words + 17, kActivityWords);
+      --it->second.pending;
+      answered_.notify_all();
     }
   }
 }
@@ -199,12 +332,18 @@ std::vector<PeerProgress> StallInspector::inquire(std::uint32_t id, double grace
     Inquiry& inquiry = inquiries_[inquiry_id];
     inquiry.id = id;
     inquiry.peers.resize(static_cast<std::size_t>(size_));
-    for (int r = 0; r < size_; ++r) inquiry.peers[static_cast<std::size_t>(r)].rank = r;
+    for (int r = 0; r < size_; ++r) {
+      PeerProgress& p = inquiry.peers[static_cast<std::size_t>(r)];
+      p.rank = r;
+      if (static_cast<std::size_t>(r) < hosts_.size()) p.host = hosts_[static_cast<std::size_t>(r)];
+    }
     inquiry.pending = size_ - 1;
   }
-  const std::int64_t words[kWords] = {inquiry_id, static_cast<std::int64_t>(id), 0, 0, 0};
+  std::int64_t words[kWords] = {};
+  words[0] = inquiry_id;
+  words[1] = static_cast<std::int64_t>(id);
   for (int r = 0; r < size_; ++r) {
-    if (r != rank_) send(r, kInquiryTag, words, kWords);
+    if (r != rank_) send(r, kInquiryTag, words);
   }
   std::unique_lock<std::mutex> lock(mutex_);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);

@@ -1,6 +1,7 @@
 #include "slimtrain/comm/types.hpp"
 
 #include <cmath>
+#include <cstring>
 
 #include "slimtrain/core/error.hpp"
 
@@ -52,8 +53,40 @@ const char* to_string(ReduceOp op) {
   return "unknown";
 }
 
+const char* to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::none:
+      return "none";
+    case OpKind::all_reduce:
+      return "all_reduce";
+    case OpKind::broadcast:
+      return "broadcast";
+    case OpKind::barrier:
+      return "barrier";
+    case OpKind::agree:
+      return "agree";
+    case OpKind::fields:
+      return "control_reduce";
+    case OpKind::all_gather:
+      return "all_gather";
+  }
+  return "unknown";
+}
+
 bool is_floating(DType dtype) {
   return dtype != DType::i64;
+}
+
+Field Field::real_sum(double value) {
+  Field f{FieldOp::sum_f64, 0};
+  std::memcpy(&f.value, &value, sizeof value);
+  return f;
+}
+
+double Field::real() const {
+  double out = 0;
+  std::memcpy(&out, &value, sizeof out);
+  return out;
 }
 
 double DeadlinePolicy::deadline_for(std::size_t bytes) const {

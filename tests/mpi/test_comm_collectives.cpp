@@ -13,10 +13,11 @@
 #include "mpi_runtime.hpp"
 #include "slimtrain/comm/communicator.hpp"
 #include "slimtrain/comm/half.hpp"
+#include "slimtrain/comm/stall_inspector.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #ifdef SLIMTRAIN_HAVE_NCCL
-#include "slimtrain/comm/nccl_communicator.hpp"
+#include "slimtrain/comm/nccl_data_plane.hpp"
 #endif
 
 using namespace slimtrain;
@@ -226,7 +227,8 @@ TEST(MpiComm, LateRankIsNamedWithinDeadlineAndCommunicatorRecovers) {
       EXPECT_NE(what.find("train all_reduce seq 2 of 8000 bytes missed its deadline of 1 s"),
                 std::string::npos)
           << what;
-      EXPECT_NE(what.find("missing ranks: " + std::to_string(late) + " (at seq 1)"),
+      EXPECT_NE(what.find("missing ranks: " + std::to_string(late) + " on " +
+                          rt().hostnames()[static_cast<std::size_t>(late)] + " (at seq 1; now: "),
                 std::string::npos)
           << what;
     }
@@ -275,9 +277,71 @@ TEST(MpiComm, SkippedEvalDoesNotDesynchroniseTraining) {
   for (double x : g) ASSERT_EQ(x, 2.0 * train->size());
 }
 
+// A late rank is not only named: the report says what it is doing now, here an evaluation whose
+// statistics reduction on another communicator waits for the others.
+TEST(MpiComm, LateRankReportSaysWhatItIsDoingNow) {
+  CommConfig config;
+  config.deadline.grace_s = 2.0;
+  auto train = make_mpi_communicator(rt(), "steps", config);
+  auto eval = make_mpi_communicator(rt(), "evalstats", config);
+  train->barrier();
+  const int late = 1;
+  auto stats = std::make_shared<std::vector<double>>(8, 1.0);
+  if (train->rank() == late) {
+    set_activity("evaluation", 8);
+    auto work = eval->all_reduce_async(stats->data(), stats->size(), DType::f64, ReduceOp::sum,
+                                       {30.0, "eval-stats"}, stats);
+    work->wait();  // completes once the others give up on "steps" and join
+    set_activity("", -1);
+  } else {
+    try {
+      train->barrier({1.0, "step-control"});
+      FAIL() << "no timeout although rank " << late << " is evaluating";
+    } catch (const TimeoutError& e) {
+      const std::string what = e.what();
+      const std::string host = rt().hostnames()[static_cast<std::size_t>(late)];
+      EXPECT_NE(what.find("missing ranks: 1 on " + host +
+                          " (at seq 1; now: evaluation at step 8, running all_reduce #1 of 64 "
+                          "bytes [eval-stats] on evalstats)"),
+                std::string::npos)
+          << what;
+      EXPECT_EQ(e.missing_ranks(), std::vector<int>{late});
+    }
+    auto work = eval->all_reduce_async(stats->data(), stats->size(), DType::f64, ReduceOp::sum,
+                                       {30.0, "eval-stats"}, stats);
+    work->wait();
+  }
+  for (double x : *stats) ASSERT_EQ(x, train->size());
+  if (train->rank() == late) train->barrier({30.0, "step-control"});
+  train->barrier({30.0, "after"});  // the timed-out barrier drained: the next one matches
+}
+
+TEST(MpiComm, MixedFieldsAndGatherMatchPlainMpi) {
+  auto comm = make_mpi_communicator(rt(), "control");
+  const int r = comm->rank();
+  const auto out =
+      comm->all_reduce_fields({Field::of(FieldOp::max, r), Field::of(FieldOp::min, r),
+                               Field::of(FieldOp::sum, r + 1), Field::real_sum(0.5 * r)});
+  const int n = comm->size();
+  EXPECT_EQ(out[0].value, n - 1);
+  EXPECT_EQ(out[1].value, 0);
+  EXPECT_EQ(out[2].value, n * (n + 1) / 2);
+  EXPECT_DOUBLE_EQ(out[3].real(), 0.25 * n * (n - 1));
+  // Operators that differ between ranks are a caller bug: the field says so (op 0).
+  const auto bad = comm->all_reduce_fields({Field::of(r == 0 ? FieldOp::max : FieldOp::sum, 1)});
+  EXPECT_EQ(static_cast<int>(bad[0].op), 0);
+  const auto all = comm->all_gather({r, 10 * r});
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(2 * n));
+  for (int k = 0; k < n; ++k) {
+    EXPECT_EQ(all[static_cast<std::size_t>(2 * k)], k);
+    EXPECT_EQ(all[static_cast<std::size_t>(2 * k + 1)], 10 * k);
+  }
+}
+
 #ifdef SLIMTRAIN_HAVE_NCCL
 TEST(NcclBootstrap, UniqueIdIsRankZerosOnEveryRank) {
-  const ncclUniqueId id = nccl_bootstrap_id(MPI_COMM_WORLD, 0);
+  ControlPlane control(rt(), "bootstrap");
+  const ncclUniqueId id = nccl_bootstrap_id(control, 0);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::vector<char> all(sizeof id * static_cast<std::size_t>(size));
@@ -289,7 +353,7 @@ TEST(NcclBootstrap, UniqueIdIsRankZerosOnEveryRank) {
     EXPECT_EQ(0, std::memcmp(all.data(), all.data() + r * sizeof id, sizeof id)) << "rank " << r;
   }
   // A second bootstrap from another root yields a different id, the same everywhere.
-  const ncclUniqueId id2 = nccl_bootstrap_id(MPI_COMM_WORLD, size - 1);
+  const ncclUniqueId id2 = nccl_bootstrap_id(control, size - 1);
   EXPECT_NE(0, std::memcmp(&id, &id2, sizeof id));
 }
 #endif

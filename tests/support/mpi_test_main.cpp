@@ -9,9 +9,11 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "slimtrain/core/error.hpp"
 
@@ -84,7 +86,18 @@ class Watchdog : public ::testing::EmptyTestEventListener {
   std::thread thread_;
 };
 
+std::vector<std::function<void()>>& cleanups() {
+  static std::vector<std::function<void()>> list;
+  return list;
+}
+
 }  // namespace
+
+namespace slimtrain_test {
+void before_finalize(std::function<void()> cleanup) {
+  cleanups().push_back(std::move(cleanup));
+}
+}  // namespace slimtrain_test
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -109,6 +122,7 @@ int main(int argc, char** argv) {
   // A failure on any rank fails the test on every rank, so mpiexec's exit code is honest.
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  for (auto it = cleanups().rbegin(); it != cleanups().rend(); ++it) (*it)();
   MPI_Finalize();
   return global;
 }

@@ -5,8 +5,10 @@
 #include <numeric>
 #include <vector>
 
+#include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/comm/communicator.hpp"
-#include "slimtrain/comm/tensor_ops.hpp"
+#include "slimtrain/comm/control_plane.hpp"
+#include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/runtime.hpp"
@@ -34,7 +36,7 @@ TEST(SingleRank, RuntimeWithoutLauncher) {
 TEST(SingleRank, CollectivesAreIdentities) {
   CommConfig config;
   config.chunk_bytes = 64;
-  auto comm = make_communicator(rt(), "train", "cpu", config);
+  auto comm = make_mpi_communicator(rt(), "train", config);
   EXPECT_EQ(comm->size(), 1);
   std::vector<double> v(1001);
   std::iota(v.begin(), v.end(), 0.5);
@@ -55,44 +57,119 @@ TEST(SingleRank, CollectivesAreIdentities) {
   EXPECT_THROW(comm->all_reduce(nullptr, 3, DType::f32, ReduceOp::sum), ConfigError);
 }
 
-TEST(SingleRank, FactoryRejectsUnknownDevices) {
-  EXPECT_THROW(make_communicator(rt(), "x", "tpu"), ConfigError);
+TEST(SingleRank, DataPlaneFactoryRejectsDevicesWithoutABackend) {
+  EXPECT_THROW(make_data_plane(rt(), torch::Device(torch::kMeta), "x"), ConfigError);
 #ifndef SLIMTRAIN_HAVE_NCCL
-  EXPECT_THROW(make_communicator(rt(), "x", "cuda"), ConfigError);
+  EXPECT_THROW(make_data_plane(rt(), torch::Device(torch::kCUDA, 0), "x"), ConfigError);
 #endif
 }
 
-TEST(SingleRank, TensorAdapter) {
-  auto comm = make_mpi_communicator(rt(), "train");
+TEST(SingleRank, DataPlaneTakesTensorsOnItsDeviceOnly) {
+  auto plane = make_data_plane(rt(), torch::Device(torch::kCPU), "data");
+  EXPECT_EQ(plane->device(), torch::Device(torch::kCPU));
   torch::Tensor t = torch::arange(10, torch::kFloat);
-  all_reduce(*comm, t, ReduceOp::sum);
+  plane->all_reduce(t, ReduceOp::sum);
   EXPECT_TRUE(torch::equal(t, torch::arange(10, torch::kFloat)));
-  auto work = all_reduce_async(*comm, t, ReduceOp::max);
+  auto work = plane->all_reduce_async(t, ReduceOp::max);
   work->wait();
   EXPECT_TRUE(work->completed());
-  broadcast(*comm, t, 0);
+  plane->broadcast(t, 0);
+  EXPECT_EQ(plane->ops_issued(), 3u);
   EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kHalf)), DType::f16);
   EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kBFloat16)), DType::bf16);
   EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kLong)), DType::i64);
   EXPECT_THROW(dtype_of(torch::zeros({1}, torch::kInt)), ConfigError);
   torch::Tensor strided = torch::zeros({4, 4}).t();
-  EXPECT_THROW(all_reduce(*comm, strided, ReduceOp::sum), ConfigError);
+  EXPECT_THROW(plane->all_reduce(strided, ReduceOp::sum), ConfigError);
+  EXPECT_THROW(plane->all_reduce(torch::zeros({2}, torch::kLong), ReduceOp::avg), ConfigError);
+  // A tensor on another device (host memory on a CUDA plane, here a meta tensor on the CPU
+  // plane) is refused, naming both devices.
+  try {
+    plane->all_reduce(torch::zeros({4}, torch::Device(torch::kMeta)), ReduceOp::sum);
+    FAIL() << "a meta tensor reached the CPU data plane";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("but this data plane moves cpu memory"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(plane->ops_issued(), 3u) << "refused operations are not counted";
+}
+
+TEST(SingleRank, DataPlaneFingerprintFollowsWhatWasIssued) {
+  auto a = make_data_plane(rt(), torch::Device(torch::kCPU), "a");
+  auto b = make_data_plane(rt(), torch::Device(torch::kCPU), "b");
+  EXPECT_EQ(a->fingerprint(), b->fingerprint());
+  a->all_reduce(torch::zeros({8}), ReduceOp::sum);
+  b->all_reduce(torch::zeros({8}), ReduceOp::sum);
+  EXPECT_EQ(a->fingerprint(), b->fingerprint());
+  a->all_reduce(torch::zeros({8}), ReduceOp::sum);
+  b->all_reduce(torch::zeros({9}), ReduceOp::sum);  // one element more
+  EXPECT_NE(a->fingerprint(), b->fingerprint());
+  const auto log = b->issued_after(1);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].seq, 2u);
+  EXPECT_EQ(log[0].kind, OpKind::all_reduce);
+  EXPECT_EQ(log[0].count, 9u);
+  EXPECT_EQ(log[0].bytes(), 36u);
+}
+
+TEST(SingleRank, HeldDataPlaneRunsNothingUntilReleased) {
+  auto plane = make_data_plane(rt(), torch::Device(torch::kCPU), "held");
+  plane->set_held(true);
+  torch::Tensor t = torch::ones({16});
+  auto work = plane->all_reduce_async(t, ReduceOp::sum);
+  EXPECT_FALSE(work->completed());
+  EXPECT_EQ(plane->ops_issued(), 1u);  // recorded: the fingerprint covers it
+  plane->release();
+  work->wait();
+  EXPECT_TRUE(work->completed());
+  EXPECT_TRUE(torch::equal(t, torch::ones({16})));
+}
+
+TEST(SingleRank, ControlPlaneCarriesTypedHostValues) {
+  ControlPlane control(rt(), "control");
+  EXPECT_TRUE(control.agree(true));
+  EXPECT_FALSE(control.agree(false));
+  EXPECT_EQ(control.all_reduce(std::vector<std::int64_t>{3, -4}, ReduceOp::max),
+            (std::vector<std::int64_t>{3, -4}));
+  EXPECT_EQ(control.all_reduce(std::vector<double>{0.5}, ReduceOp::sum),
+            (std::vector<double>{0.5}));
+  EXPECT_EQ(control.broadcast(std::int64_t{42}, 0), 42);
+  const std::string text(1000, 'x');
+  EXPECT_EQ(control.broadcast(text, 0), text);
+  EXPECT_EQ(control.broadcast(std::string(), 0), "");
+  const auto fields = control.reduce_fields(
+      {Field::of(FieldOp::max, 7), Field::of(FieldOp::min, -2), Field::real_sum(1.25)});
+  EXPECT_EQ(fields[0].value, 7);
+  EXPECT_EQ(fields[1].value, -2);
+  EXPECT_DOUBLE_EQ(fields[2].real(), 1.25);
+  EXPECT_EQ(control.all_gather({1, 2, 3}), (std::vector<std::int64_t>{1, 2, 3}));
+}
+
+TEST(SingleRank, DecisionsOnRootReachEveryRankAsAnswerOrError) {
+  ControlPlane control(rt(), "control");
+  EXPECT_EQ(decide_on_root(control, 0, [] { return std::string("path"); }), "path");
+  EXPECT_THROW(decide_on_root(control, 0,
+                              []() -> std::string { SLIMTRAIN_THROW(DataError, "no such file"); }),
+               DataError);
+  EXPECT_NO_THROW(on_all_ranks(control, [] {}));
+  EXPECT_THROW(on_all_ranks(control, [] { SLIMTRAIN_THROW(ConfigError, "bad"); }), ConfigError);
 }
 
 TEST(SingleRank, BindCpuDevice) {
-  const runtime::DeviceBinding b = runtime::bind_device(rt(), "cpu", 0);
+  ControlPlane control(rt(), "control");
+  const runtime::DeviceBinding b = runtime::bind_device(rt(), control, "cpu", 0);
   EXPECT_EQ(b.kind, "cpu");
   EXPECT_GE(b.threads, 1);
   EXPECT_EQ(at::get_num_threads(), b.threads);
-  EXPECT_EQ(runtime::bind_device(rt(), "cpu", 1).threads, 1);
+  EXPECT_EQ(runtime::bind_device(rt(), control, "cpu", 1).threads, 1);
   EXPECT_EQ(at::get_num_threads(), 1);
-  EXPECT_THROW(runtime::bind_device(rt(), "gpu", 0), ConfigError);
+  EXPECT_THROW(runtime::bind_device(rt(), control, "gpu", 0), ConfigError);
   // No GPU here (or no CUDA build): cuda must be refused with a clear error, never crash.
   int devices = 0;
 #ifdef SLIMTRAIN_HAVE_NCCL
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
 #endif
   if (devices == 0) {
-    EXPECT_THROW(runtime::bind_device(rt(), "cuda", 0), ConfigError);
+    EXPECT_THROW(runtime::bind_device(rt(), control, "cuda", 0), ConfigError);
   }
 }

@@ -175,23 +175,78 @@ TEST(FlightRecorder, KeepsTheLastEntriesInOrder) {
       << lines.back();
 }
 
-TEST(StallAnalysis, NamesLateAndSilentRanks) {
-  std::vector<PeerProgress> peers(3);
-  peers[0] = {0, true, true, 5, 4};
-  peers[1] = {1, true, true, 4, 4};
-  peers[2] = {3, false, false, 0, 0};
-  const StallReport r = analyse_stall(5, peers);
+namespace {
+PeerProgress peer(int rank, bool answered, std::uint64_t issued, std::uint64_t completed) {
+  PeerProgress p;
+  p.rank = rank;
+  p.host = "node" + std::to_string(rank / 2);
+  p.answered = answered;
+  p.known = answered;
+  p.issued = issued;
+  p.completed = completed;
+  return p;
+}
+
+OpSummary op(std::uint64_t seq, OpKind kind, std::uint64_t bytes, const char* tag) {
+  OpSummary o;
+  o.seq = seq;
+  o.kind = kind;
+  o.bytes = bytes;
+  o.tag = tag;
+  return o;
+}
+}  // namespace
+
+TEST(StallAnalysis, NamesLateAndSilentRanksWithHostAndWhatTheyAreDoing) {
+  std::vector<PeerProgress> peers = {peer(0, true, 5, 4), peer(1, true, 4, 4),
+                                     peer(3, false, 0, 0)};
+  peers[1].activity = "evaluation";
+  peers[1].activity_step = 8;
+  peers[1].busy_comm = "eval";
+  peers[1].busy = op(3, OpKind::all_reduce, 816, "eval-stats");
+  const StallReport r = analyse_stall(op(5, OpKind::fields, 160, "step-control"), peers);
   EXPECT_EQ(r.missing, (std::vector<int>{1, 3}));
-  EXPECT_EQ(r.description, "1 (at seq 4), 3 (no answer)");
+  EXPECT_EQ(r.description,
+            "1 on node0 (at seq 4; now: evaluation at step 8, running all_reduce #3 of 816 bytes "
+            "[eval-stats] on eval), 3 on node1 (no answer)");
+}
+
+TEST(StallAnalysis, ALateRankInNoCollectiveSaysWhereItIs) {
+  std::vector<PeerProgress> peers = {peer(2, true, 9, 9)};
+  peers[0].activity = "forward";
+  peers[0].activity_step = 57;
+  const StallReport r = analyse_stall(op(10, OpKind::fields, 160, ""), peers);
+  EXPECT_EQ(r.description, "2 on node1 (at seq 9; now: forward at step 57, in no collective)");
 }
 
 TEST(StallAnalysis, AllIssuedNamesRanksStillBehind) {
-  std::vector<PeerProgress> peers = {{1, true, true, 7, 6}, {2, true, true, 7, 3}};
-  const StallReport r = analyse_stall(7, peers);
+  std::vector<PeerProgress> peers = {peer(1, true, 7, 6), peer(2, true, 7, 3)};
+  peers[1].current = op(4, OpKind::all_reduce, 4096, "grad-bucket");
+  const StallReport r = analyse_stall(op(7, OpKind::all_reduce, 64, ""), peers);
   EXPECT_EQ(r.missing, (std::vector<int>{2}));
-  const StallReport none = analyse_stall(7, {{1, true, true, 7, 6}});
+  EXPECT_NE(r.description.find("issued it but still runs all_reduce #4 of 4,096 bytes"),
+            std::string::npos)
+      << r.description;
+  const StallReport none = analyse_stall(op(7, OpKind::all_reduce, 64, ""), {peer(1, true, 7, 6)});
   EXPECT_TRUE(none.missing.empty());
   EXPECT_NE(none.description.find("every rank has issued seq 7"), std::string::npos);
+}
+
+TEST(StallAnalysis, SameSequenceDifferentOperationIsADesync) {
+  std::vector<PeerProgress> peers = {peer(1, true, 57, 56)};
+  peers[0].current = op(57, OpKind::all_reduce, 1868076012, "");
+  const StallReport r = analyse_stall(op(57, OpKind::all_reduce, 816, "eval-stats"), peers);
+  EXPECT_EQ(r.missing, (std::vector<int>{1}));
+  EXPECT_EQ(r.description,
+            "1 on node0 (desync: it issued all_reduce #57 of 1,868,076,012 bytes where this rank "
+            "issued all_reduce #57 of 816 bytes [eval-stats])");
+}
+
+TEST(StallAnalysis, ThousandsSeparators) {
+  EXPECT_EQ(with_thousands(0), "0");
+  EXPECT_EQ(with_thousands(816), "816");
+  EXPECT_EQ(with_thousands(1000), "1,000");
+  EXPECT_EQ(with_thousands(467019003), "467,019,003");
 }
 
 TEST(DeviceChoice, ThreadsPerRank) {
@@ -204,6 +259,9 @@ TEST(DeviceChoice, ThreadsPerRank) {
 
 TEST(DeviceChoice, OneGpuPerLocalRank) {
   EXPECT_EQ(runtime::choose_gpu(3, 4, 4, "n1", ""), 3);
+  EXPECT_EQ(runtime::choose_gpu(1, 2, 8, "n1", ""), 1);
+  // Each task sees one GPU (srun --gpus-per-task=1): GPU 0 is its own.
+  EXPECT_EQ(runtime::choose_gpu(3, 4, 1, "n1", ""), 0);
   try {
     runtime::choose_gpu(0, 8, 4, "node7", "");
     FAIL() << "8 ranks on 4 GPUs accepted";
@@ -220,4 +278,12 @@ TEST(DeviceChoice, OneGpuPerLocalRank) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(DeviceChoice, NoTwoRanksOfAHostShareAGpu) {
+  using runtime::GpuIdentity;
+  EXPECT_EQ(runtime::shared_gpu({{"a", "u0"}, {"a", "u1"}, {"b", "u0"}, {"b", "u1"}}), "");
+  const std::string shared = runtime::shared_gpu({{"a", "u0"}, {"b", "u7"}, {"b", "u7"}});
+  EXPECT_NE(shared.find("ranks 1, 2 on host b would share GPU u7"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("--gpus-per-task=1"), std::string::npos) << shared;
 }

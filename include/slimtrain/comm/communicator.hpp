@@ -1,14 +1,18 @@
 #pragma once
 /**
- * @brief The communicator interface every part uses, whatever the backend (MPI on CPU, NCCL on
- * GPU). Every operation carries a deadline; an operation whose caller timed out is never
- * cancelled: it stays queued and drains once the late ranks arrive, so the operations that follow
- * on the same communicator stay matched across ranks.
+ * @brief The host communicator: MPI over host memory, the engine under the control plane and the
+ * CPU data plane. Every operation carries a deadline; an operation whose caller timed out is
+ * never cancelled: it stays queued and drains once the late ranks arrive, so the operations that
+ * follow on the same communicator stay matched across ranks.
+ *
+ * Device memory never comes here: GPU gradients go through comm::DataPlane (NCCL), and parts
+ * that decide or report use comm::ControlPlane, whose interface takes only typed host values.
  */
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "slimtrain/comm/types.hpp"
 
@@ -35,14 +39,12 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /** @brief "train", "eval", ...: names the communicator in errors and the flight recorder. */
+  /** @brief "control", "eval", "data", ...: names the communicator in errors and reports. */
   virtual const std::string& name() const = 0;
-  /** @brief "cpu" when buffers live in host memory (MPI), "cuda" for device memory (NCCL). */
-  virtual const char* device_kind() const { return "cpu"; }
 
   /**
-   * @brief In-place all-reduce of `count` elements. The operation holds `keep_alive` until it has
-   * really finished, even after the caller timed out.
+   * @brief In-place all-reduce of `count` host elements. The operation holds `keep_alive` until
+   * it has really finished, even after the caller timed out.
    */
   virtual std::shared_ptr<Work> all_reduce_async(void* data, std::size_t count, DType dtype,
                                                  ReduceOp op, const OpOptions& options = {},
@@ -66,6 +68,16 @@ class Communicator {
   virtual void barrier(const OpOptions& options = {}) = 0;
   /** @brief Logical AND of `mine` over all ranks: the primitive every consistent decision uses. */
   virtual bool agree(bool mine, const OpOptions& options = {}) = 0;
+  /**
+   * @brief One all-reduce of a record whose fields each carry their own operator (see Field).
+   * Every rank must pass the same operators in the same order; a field whose operator differs
+   * between ranks comes back with op 0.
+   */
+  virtual std::vector<Field> all_reduce_fields(std::vector<Field> fields,
+                                               const OpOptions& options = {}) = 0;
+  /** @brief Every rank's `mine` (the same length on every rank), concatenated in rank order. */
+  virtual std::vector<std::int64_t> all_gather(const std::vector<std::int64_t>& mine,
+                                               const OpOptions& options = {}) = 0;
   /** @brief Payload bytes this rank has passed to all_reduce and broadcast so far. */
   virtual std::uint64_t bytes_reduced() const = 0;
   /** @brief Writes the last operations to the log (done automatically on a timeout). */
@@ -79,13 +91,5 @@ class Communicator {
 std::unique_ptr<Communicator> make_mpi_communicator(const runtime::Runtime& runtime,
                                                     std::string name,
                                                     const CommConfig& config = {});
-
-/**
- * @brief MPI for device_kind "cpu", NCCL for "cuda" (ConfigError when built without NCCL or for
- * any other kind). Collective over the world.
- */
-std::unique_ptr<Communicator> make_communicator(const runtime::Runtime& runtime, std::string name,
-                                                const std::string& device_kind,
-                                                const CommConfig& config = {});
 
 }  // namespace slimtrain::comm

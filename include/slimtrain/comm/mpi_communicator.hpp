@@ -3,8 +3,9 @@
  * @brief MPI backend. Each communicator duplicates MPI_COMM_WORLD (so "train" and "eval" can never
  * consume each other's collectives) and owns one communication thread that runs the operations
  * strictly in enqueue order with the fast blocking calls: MPI_Allreduce over sequential pieces of
- * chunk_bytes, MPI_Bcast, MPI_Barrier. The caller waits on a condition variable until the
- * deadline; Open MPI's nonblocking collectives are slower here and may not be cancelled anyway.
+ * chunk_bytes, MPI_Bcast, MPI_Barrier, MPI_Allgather. The caller waits on a condition variable
+ * until the deadline; Open MPI's nonblocking collectives are slower here and may not be cancelled
+ * anyway.
  *
  * Destruction waits for queued operations until their deadlines plus grace. Operations still
  * stuck after that (a peer never arrived) cannot be cancelled: the thread is left detached, the
@@ -37,6 +38,10 @@ class MpiCommunicator final : public Communicator {
                                         std::shared_ptr<void> keep_alive = nullptr) override;
   void barrier(const OpOptions& options = {}) override;
   bool agree(bool mine, const OpOptions& options = {}) override;
+  std::vector<Field> all_reduce_fields(std::vector<Field> fields,
+                                       const OpOptions& options = {}) override;
+  std::vector<std::int64_t> all_gather(const std::vector<std::int64_t>& mine,
+                                       const OpOptions& options = {}) override;
   std::uint64_t bytes_reduced() const override;
   void dump_flight_recorder() const override;
 

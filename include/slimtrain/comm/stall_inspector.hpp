@@ -1,13 +1,15 @@
 #pragma once
 /**
- * @brief Process-wide "how far are you?" service behind every TimeoutError's list of missing ranks
- * (in the spirit of Horovod's stall inspector).
+ * @brief Process-wide "how far are you, and what are you doing?" service behind every
+ * TimeoutError's list of missing ranks (in the spirit of Horovod's stall inspector).
  *
  * It owns a duplicate of MPI_COMM_WORLD used for nothing else and a responder thread that polls
  * MPI_Iprobe every few milliseconds (a blocking receive would make Open MPI spin a core) and
- * answers inquiries with this rank's progress on a communicator: how many operations it has
- * issued and completed. Communicators are identified by their creation index, which is the same
- * on every rank because communicator creation is collective.
+ * answers inquiries about one communicator: how many operations this rank has issued and
+ * completed on it, the one it is running there now, an operation it is running on another
+ * communicator, and what the rank is doing (its activity: "evaluation" at step 8, say).
+ * Communicators are identified by their creation index, which is the same on every rank because
+ * communicator creation is collective.
  */
 #include <mpi.h>
 
@@ -21,56 +23,105 @@
 #include <thread>
 #include <vector>
 
+#include "slimtrain/comm/types.hpp"
+
+namespace slimtrain::runtime {
+class Runtime;
+}
+
 namespace slimtrain::comm {
 
-/** @brief Progress counters a communicator publishes for inquiries. */
-struct Progress {
+/** @brief One operation as stall and desync reports name it. */
+struct OpSummary {
+  std::uint64_t seq = 0;  ///< 0: none
+  OpKind kind = OpKind::none;
+  std::uint64_t bytes = 0;
+  std::string tag;
+  /** @brief "all_reduce #57 of 1,868,076,012 bytes [grad-bucket]" */
+  std::string describe() const;
+  bool same_operation(const OpSummary& other) const {
+    return seq == other.seq && kind == other.kind && bytes == other.bytes;
+  }
+};
+
+/** @brief "1,868,076,012": byte counts in reports are read by people. */
+std::string with_thousands(std::uint64_t value);
+
+/** @brief Counters and the current operation a communicator publishes for inquiries. */
+class Progress {
+ public:
   std::atomic<std::uint64_t> issued{0};
   std::atomic<std::uint64_t> completed{0};
+
+  /** @brief The operation the communicator is running (or waiting on) now. */
+  void set_current(std::uint64_t seq, OpKind kind, std::uint64_t bytes, const char* tag);
+  /** @brief Clears the current operation if it is still `seq`. */
+  void clear_current(std::uint64_t seq);
+  OpSummary current() const;
+
+ private:
+  mutable std::mutex mutex_;
+  OpSummary current_;
 };
+
+/**
+ * @brief What this rank is doing now ("forward", "evaluation", "checkpoint write"), answered to
+ * peers' stall inquiries with the training step (-1: none). Cheap: call it at every phase.
+ */
+void set_activity(const char* what, std::int64_t step);
 
 /** @brief One peer's answer; answered == false when it did not answer within the grace period. */
 struct PeerProgress {
   int rank = -1;
+  std::string host;
   bool answered = false;
   bool known = false;  ///< false: the peer has no communicator with that id (not created or gone)
   std::uint64_t issued = 0;
   std::uint64_t completed = 0;
+  OpSummary current;      ///< running on the communicator asked about
+  std::string busy_comm;  ///< another communicator on which it runs an operation ("" if none)
+  OpSummary busy;
+  std::string activity;  ///< "" when the rank never said
+  std::int64_t activity_step = -1;
 };
 
 /** @brief Ranks that have not reached `seq`, and the message naming them. */
 struct StallReport {
   std::vector<int> missing;
-  std::string description;  ///< "1 (at seq 4), 3 (no answer)"
+  /** @brief "1 on node2 (at seq 4; now: evaluation at step 8, running all_reduce #3 of 816
+   * bytes [eval-stats] on eval)" */
+  std::string description;
 };
 
 /**
- * @brief Pure analysis of the answers: missing are the peers that issued fewer than `seq`
- * operations or did not answer; when every peer has issued `seq`, the peers whose comm thread is
- * still behind (completed < seq - 1) are named instead.
+ * @brief Pure analysis of the answers about the operation `mine` (this rank's, timed out):
+ * missing are the peers that issued fewer operations or did not answer, each with what it is
+ * doing now; when every peer has issued it, the peers whose communication is still behind, or
+ * that issued a different operation under the same sequence number (a desync), are named.
  */
-StallReport analyse_stall(std::uint64_t seq, const std::vector<PeerProgress>& peers);
+StallReport analyse_stall(const OpSummary& mine, const std::vector<PeerProgress>& peers);
 
 class StallInspector {
  public:
   /** @brief The process-wide inspector, created (collectively) on first use. */
-  static std::shared_ptr<StallInspector> acquire();
+  static std::shared_ptr<StallInspector> acquire(const runtime::Runtime& runtime);
   ~StallInspector();
   StallInspector(const StallInspector&) = delete;
   StallInspector& operator=(const StallInspector&) = delete;
 
   /** @brief Registers a communicator's counters; returns its id (the creation index). */
-  std::uint32_t add(std::shared_ptr<Progress> progress);
+  std::uint32_t add(std::shared_ptr<Progress> progress, const std::string& name);
   void remove(std::uint32_t id);
 
-  /** @brief Asks every other rank for its progress on communicator `id`, waiting up to grace_s. */
+  /** @brief Asks every other rank about communicator `id`, waiting up to grace_s. */
   std::vector<PeerProgress> inquire(std::uint32_t id, double grace_s);
 
  private:
-  StallInspector();
+  explicit StallInspector(const runtime::Runtime& runtime);
   void respond_loop();
   void poll_once();
-  void send(int dest, int tag, const std::int64_t* words, int n);
+  void answer(int dest, const std::int64_t* inquiry);
+  void send(int dest, int tag, const std::int64_t* words);
   void test_sends(bool final);
 
   struct Inquiry {
@@ -82,17 +133,23 @@ class StallInspector {
     MPI_Request request = MPI_REQUEST_NULL;
     std::unique_ptr<std::int64_t[]> words;
   };
+  struct Registered {
+    std::shared_ptr<Progress> progress;
+    std::string name;
+  };
 
   MPI_Comm control_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  std::vector<std::string> hosts_;
   std::uint32_t next_id_ = 0;
   std::int64_t next_inquiry_ = 0;
   std::mutex mutex_;
   std::condition_variable answered_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
-  std::map<std::uint32_t, std::shared_ptr<Progress>> progress_;
+  std::map<std::uint32_t, Registered> registered_;
+  std::map<std::uint32_t, std::string> names_;  ///< every id ever registered, for busy_comm
   std::map<std::int64_t, Inquiry> inquiries_;
   std::mutex send_mutex_;
   std::vector<PendingSend> sends_;

@@ -1,0 +1,117 @@
+#pragma once
+/**
+ * @brief The data plane: gradient buckets and the initial weight broadcast, as tensors on the
+ * model's device. MPI over host memory on CPU, NCCL over device memory on GPU.
+ *
+ * It takes nothing but tensors, and checks each one against its device: host memory cannot reach
+ * NCCL (nor a CUDA tensor MPI). Decisions and host values never come here (control_plane.hpp), so
+ * an evaluation never touches NCCL and a timed-out one cannot take NCCL down with it.
+ *
+ * Every rank keeps a running fingerprint of what it issued here (sequence, kind, dtype, element
+ * count) and a log of the latest operations. The trainer compares fingerprints across ranks at
+ * every step over the control plane; on a mismatch the logs name the first diverging operation.
+ */
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "slimtrain/comm/communicator.hpp"
+#include "slimtrain/comm/types.hpp"
+
+namespace slimtrain::runtime {
+class Runtime;
+}
+
+namespace slimtrain::comm {
+
+/** @brief One operation a rank issued on its data plane, as desync reports name it. */
+struct IssuedOp {
+  std::uint64_t seq = 0;
+  OpKind kind = OpKind::none;
+  DType dtype = DType::f32;
+  std::uint64_t count = 0;
+  std::string tag;
+  std::uint64_t bytes() const { return count * dtype_size(dtype); }
+};
+
+/** @brief The DType of `t`; ConfigError for dtypes collectives do not move. */
+DType dtype_of(const torch::Tensor& t);
+
+class DataPlane {
+ public:
+  virtual ~DataPlane() = default;
+  DataPlane(const DataPlane&) = delete;
+  DataPlane& operator=(const DataPlane&) = delete;
+
+  virtual const std::string& name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /** @brief Where this plane's tensors must live: cpu for MPI, cuda:N for NCCL. */
+  const torch::Device& device() const { return device_; }
+
+  /**
+   * @brief In-place all-reduce of a contiguous tensor on device(); the operation keeps the
+   * tensor alive until it has finished, even after the caller timed out. ConfigError for a
+   * tensor elsewhere (host memory on a CUDA plane, say), strided, or of an unsupported dtype.
+   */
+  std::shared_ptr<Work> all_reduce_async(const torch::Tensor& t, ReduceOp op,
+                                         const OpOptions& options = {});
+  void all_reduce(const torch::Tensor& t, ReduceOp op, const OpOptions& options = {});
+  /** @brief In-place broadcast from `root`, the same checks. */
+  void broadcast(const torch::Tensor& t, int root, const OpOptions& options = {});
+
+  /** @brief Running hash of every operation issued so far (equal on all ranks when in step). */
+  std::uint64_t fingerprint() const;
+  /** @brief Operations issued so far (the sequence number of the latest). */
+  std::uint64_t ops_issued() const;
+  /** @brief The logged operations with seq > `seq`, oldest first (the last kLogSize at most). */
+  std::vector<IssuedOp> issued_after(std::uint64_t seq) const;
+  static constexpr std::size_t kLogSize = 64;
+
+  /**
+   * @brief While held, operations are recorded (fingerprint, log) but do not run until
+   * release(): the trainer releases a step's buckets once the step's control decision has found
+   * every rank's fingerprint equal. The MPI plane honours it, because Open MPI corrupts memory
+   * when ranks run all-reduces of different sizes (seen here: a 4 MiB piece read into a 10 KiB
+   * buffer). The NCCL plane ignores it and keeps overlapping with backward: a mismatch there hangs
+   * on the device, the control plane still answers, and the job ends.
+   */
+  virtual void set_held(bool held) { (void)held; }
+  /** @brief Runs every held operation, in issue order. */
+  virtual void release() {}
+
+  virtual std::uint64_t bytes_reduced() const = 0;
+  virtual void dump_flight_recorder() const = 0;
+
+ protected:
+  explicit DataPlane(torch::Device device) : device_(device) {}
+  virtual std::shared_ptr<Work> start_all_reduce(const torch::Tensor& t, DType dtype, ReduceOp op,
+                                                 const OpOptions& options) = 0;
+  virtual std::shared_ptr<Work> start_broadcast(const torch::Tensor& t, DType dtype, int root,
+                                                const OpOptions& options) = 0;
+
+ private:
+  DType check(const torch::Tensor& t, const char* what) const;
+  void record(OpKind kind, DType dtype, std::uint64_t count, const char* tag);
+
+  torch::Device device_;
+  mutable std::mutex mutex_;
+  std::uint64_t fingerprint_ = 0x736c696d74726169ull;  // "slimtrai"
+  std::uint64_t issued_ = 0;
+  std::deque<IssuedOp> log_;
+};
+
+/**
+ * @brief Collective over the world. MPI for a cpu device; NCCL for cuda (ConfigError when built
+ * without NCCL). The NCCL plane uses the current CUDA device (runtime::bind_device sets it).
+ */
+std::unique_ptr<DataPlane> make_data_plane(const runtime::Runtime& runtime,
+                                           const torch::Device& device, std::string name,
+                                           const CommConfig& config = {});
+
+}  // namespace slimtrain::comm

@@ -1,0 +1,127 @@
+#include "slimtrain/comm/data_plane.hpp"
+
+#include "slimtrain/comm/mpi_data_plane.hpp"
+#include "slimtrain/core/error.hpp"
+#ifdef SLIMTRAIN_HAVE_NCCL
+#include "slimtrain/comm/nccl_data_plane.hpp"
+#endif
+
+namespace slimtrain::comm {
+namespace {
+// splitmix64's finaliser: every field of an operation moves every bit of the fingerprint.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+DType dtype_of(const torch::Tensor& t) {
+  switch (t.scalar_type()) {
+    case torch::kFloat:
+      return DType::f32;
+    case torch::kDouble:
+      return DType::f64;
+    case torch::kLong:
+      return DType::i64;
+    case torch::kHalf:
+      return DType::f16;
+    case torch::kBFloat16:
+      return DType::bf16;
+    default:
+      break;
+  }
+  SLIMTRAIN_THROW(ConfigError, "tensor dtype ", t.scalar_type(),
+                  " is not supported by collectives (use float32, float64, int64, float16 or "
+                  "bfloat16)");
+}
+
+DType DataPlane::check(const torch::Tensor& t, const char* what) const {
+  if (!t.defined()) SLIMTRAIN_THROW(ConfigError, name(), " ", what, ": undefined tensor");
+  if (t.device() != device_) {
+    SLIMTRAIN_THROW(ConfigError, name(), " ", what, ": tensor on ", t.device(),
+                    " but this data plane moves ", device_,
+                    " memory (host values belong on the control plane)");
+  }
+  if (!t.is_contiguous()) {
+    SLIMTRAIN_THROW(ConfigError, name(), " ", what, ": tensor of shape ", t.sizes(),
+                    " is not contiguous (call .contiguous() first)");
+  }
+  return dtype_of(t);
+}
+
+void DataPlane::record(OpKind kind, DType dtype, std::uint64_t count, const char* tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++issued_;
+  std::uint64_t h = fingerprint_;
+  h = mix(h ^ issued_);
+  h = mix(h ^ static_cast<std::uint64_t>(kind));
+  h = mix(h ^ static_cast<std::uint64_t>(dtype));
+  h = mix(h ^ count);
+  fingerprint_ = h;
+  log_.push_back(IssuedOp{issued_, kind, dtype, count, tag ? tag : ""});
+  if (log_.size() > kLogSize) log_.pop_front();
+}
+
+std::shared_ptr<Work> DataPlane::all_reduce_async(const torch::Tensor& t, ReduceOp op,
+                                                  const OpOptions& options) {
+  const DType dtype = check(t, "all_reduce");
+  if (op == ReduceOp::avg && !is_floating(dtype)) {
+    SLIMTRAIN_THROW(ConfigError, name(), " all_reduce: avg needs a floating type, got ",
+                    to_string(dtype));
+  }
+  record(OpKind::all_reduce, dtype, static_cast<std::uint64_t>(t.numel()), options.tag);
+  return start_all_reduce(t, dtype, op, options);
+}
+
+void DataPlane::all_reduce(const torch::Tensor& t, ReduceOp op, const OpOptions& options) {
+  all_reduce_async(t, op, options)->wait();
+}
+
+void DataPlane::broadcast(const torch::Tensor& t, int root, const OpOptions& options) {
+  const DType dtype = check(t, "broadcast");
+  if (root < 0 || root >= size()) {
+    SLIMTRAIN_THROW(ConfigError, name(), " broadcast: root ", root, " is not a rank (size ", size(),
+                    ")");
+  }
+  record(OpKind::broadcast, dtype, static_cast<std::uint64_t>(t.numel()), options.tag);
+  start_broadcast(t, dtype, root, options)->wait();
+}
+
+std::uint64_t DataPlane::fingerprint() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fingerprint_;
+}
+
+std::uint64_t DataPlane::ops_issued() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return issued_;
+}
+
+std::vector<IssuedOp> DataPlane::issued_after(std::uint64_t seq) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<IssuedOp> out;
+  for (const IssuedOp& op : log_)
+    if (op.seq > seq) out.push_back(op);
+  return out;
+}
+
+std::unique_ptr<DataPlane> make_data_plane(const runtime::Runtime& runtime,
+                                           const torch::Device& device, std::string name,
+                                           const CommConfig& config) {
+  if (device.is_cpu()) return make_mpi_data_plane(runtime, std::move(name), config);
+  if (device.is_cuda()) {
+#ifdef SLIMTRAIN_HAVE_NCCL
+    return make_nccl_data_plane(runtime, device, std::move(name), config);
+#else
+    SLIMTRAIN_THROW(ConfigError,
+                    "--device cuda: this slimtrain was built without CUDA/NCCL "
+                    "(configure with -DSLIMTRAIN_WITH_NCCL=ON on a CUDA machine)");
+#endif
+  }
+  SLIMTRAIN_THROW(ConfigError, "data plane: no backend for device ", device,
+                  " (cpu uses MPI, cuda uses NCCL)");
+}
+
+}  // namespace slimtrain::comm
