@@ -2,8 +2,11 @@
 
 #include <ATen/Parallel.h>
 #include <sched.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <thread>
 
 #include "slimtrain/core/error.hpp"
@@ -15,6 +18,79 @@
 #endif
 
 namespace slimtrain::runtime {
+namespace {
+
+// Text travels over the control plane as int64 words: a fixed 64-byte slot per rank.
+constexpr std::size_t kSlotWords = 8;
+
+std::vector<std::int64_t> pack_slot(const std::string& text) {
+  std::vector<std::int64_t> words(kSlotWords, 0);
+  std::memcpy(words.data(), text.data(), std::min(text.size(), kSlotWords * 8 - 1));
+  return words;
+}
+
+std::string unpack_slot(const std::int64_t* words) {
+  const char* p = reinterpret_cast<const char*>(words);
+  return std::string(p, strnlen(p, kSlotWords * 8));
+}
+
+#ifdef SLIMTRAIN_HAVE_NCCL
+std::string device_uuid(int index) {
+  cudaDeviceProp prop{};
+  SLIMTRAIN_CHECK_CUDA(cudaGetDeviceProperties(&prop, index));
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    const auto byte = static_cast<unsigned char>(prop.uuid.bytes[i]);
+    out += hex[byte >> 4];
+    out += hex[byte & 15];
+  }
+  return out;
+}
+
+int bind_gpu(const Runtime& runtime, comm::ControlPlane& control) {
+  int count = 0;
+  std::string why;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    // Without a driver the runtime reports an error rather than zero devices.
+    why = cudaGetErrorString(rc);
+    count = 0;
+  }
+  // Every rank learns whether every rank found a GPU, so all fail alike.
+  std::string problem;
+  int index = -1;
+  try {
+    index = choose_gpu(runtime.local_rank(), runtime.local_size(), count, runtime.hostname(), why);
+  } catch (const ConfigError& e) {
+    problem = e.what();
+  }
+  if (!control.agree(problem.empty())) {
+    if (problem.empty()) problem = "--device cuda: another rank has no usable GPU (see its error)";
+    throw ConfigError(problem, __FILE__, __LINE__);
+  }
+  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));
+  if (!torch::cuda::is_available()) {
+    SLIMTRAIN_THROW(ConfigError,
+                    "--device cuda: this slimtrain's LibTorch was built without CUDA (Debian's "
+                    "libtorch is CPU-only); build against a CUDA LibTorch, see INSTALL.md");
+  }
+  std::vector<std::int64_t> mine = pack_slot(runtime.hostname());
+  const std::vector<std::int64_t> uuid = pack_slot(device_uuid(index));
+  mine.insert(mine.end(), uuid.begin(), uuid.end());
+  const std::vector<std::int64_t> all = control.all_gather(mine);
+  std::vector<GpuIdentity> gpus;
+  for (int r = 0; r < runtime.size(); ++r) {
+    const std::int64_t* slot = all.data() + static_cast<std::size_t>(r) * 2 * kSlotWords;
+    gpus.push_back({unpack_slot(slot), unpack_slot(slot + kSlotWords)});
+  }
+  const std::string shared = shared_gpu(gpus);
+  if (!shared.empty()) throw ConfigError(shared, __FILE__, __LINE__);
+  return index;
+}
+#endif
+
+}  // namespace
 
 std::string DeviceBinding::describe() const {
   std::string out = kind;
@@ -38,12 +114,29 @@ int choose_gpu(int local_rank, int local_size, int devices, const std::string& h
     SLIMTRAIN_THROW(ConfigError, "--device cuda: no usable GPU on host ", host,
                     why_none.empty() ? "" : " (", why_none, why_none.empty() ? "" : ")");
   }
+  if (devices == 1) return 0;
   if (local_size > devices) {
     SLIMTRAIN_THROW(ConfigError, "--device cuda: ", local_size, " ranks on host ", host,
-                    " but only ", devices, " GPU", devices == 1 ? "" : "s",
-                    "; start at most one rank per GPU");
+                    " but only ", devices, " GPUs visible to each; start at most one rank per GPU",
+                    " (or give each task its own: srun --gpus-per-task=1)");
   }
   return local_rank;
+}
+
+std::string shared_gpu(const std::vector<GpuIdentity>& gpus) {
+  std::map<std::pair<std::string, std::string>, std::vector<int>> holders;
+  for (std::size_t r = 0; r < gpus.size(); ++r)
+    holders[{gpus[r].host, gpus[r].uuid}].push_back(static_cast<int>(r));
+  for (const auto& [key, ranks] : holders) {
+    if (ranks.size() < 2) continue;
+    std::string list;
+    for (int r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    return detail::concat("--device cuda: ranks ", list, " on host ", key.first,
+                          " would share GPU ", key.second,
+                          " (NCCL needs one GPU per rank); start at most one rank per GPU, or "
+                          "give each task its own (srun --gpus-per-task=1)");
+  }
+  return "";
 }
 
 int cores_per_rank(int local_size) {
@@ -57,25 +150,17 @@ int cores_per_rank(int local_size) {
   return std::max(1, machine / std::max(1, local_size));
 }
 
-DeviceBinding bind_device(const Runtime& runtime, const std::string& device, int threads) {
+DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
+                          const std::string& device, int threads) {
   DeviceBinding binding;
   binding.cores = cores_per_rank(runtime.local_size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   binding.threads = choose_threads(threads, cores, runtime.local_size());
   if (device == "cuda") {
 #ifdef SLIMTRAIN_HAVE_NCCL
-    int count = 0;
-    std::string why;
-    const cudaError_t rc = cudaGetDeviceCount(&count);
-    if (rc != cudaSuccess) {
-      // Without a driver the runtime reports an error rather than zero devices.
-      why = cudaGetErrorString(rc);
-      count = 0;
-    }
-    binding.index =
-        choose_gpu(runtime.local_rank(), runtime.local_size(), count, runtime.hostname(), why);
-    SLIMTRAIN_CHECK_CUDA(cudaSetDevice(binding.index));
+    binding.index = bind_gpu(runtime, control);
 #else
+    (void)control;
     SLIMTRAIN_THROW(ConfigError,
                     "--device cuda: this slimtrain was built without CUDA "
                     "(configure with -DSLIMTRAIN_WITH_NCCL=ON on a CUDA machine)");

@@ -46,6 +46,7 @@ Runtime::Runtime(int* argc, char*** argv) {
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   set_process_rank(rank_);
+  SLIMTRAIN_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm_));
 
   MPI_Comm node = MPI_COMM_NULL;
   SLIMTRAIN_CHECK_MPI(
@@ -87,6 +88,7 @@ Runtime::~Runtime() {
     log::error("ending the job with MPI_Abort: ", reason);
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
+  MPI_Comm_free(&exit_comm_);
   MPI_Finalize();
 }
 

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/train/fault_injection.hpp"
+#include "slimtrain/core/fault_injection.hpp"
 
-namespace st = slimtrain::train;
+namespace st = slimtrain;
 
 namespace {
 
@@ -57,6 +57,30 @@ TEST(FaultInjection, DelayFiresEveryAttemptUnlessTimesLimitsIt) {
   once.fire();
   EXPECT_FALSE(once.armed(0, st::FaultPhase::eval, 3));
   EXPECT_NE(once.describe().find("times=1"), std::string::npos) << once.describe();
+}
+
+TEST(FaultInjection, ThrowRaisesADataErrorAndDesyncOnlyLogs) {
+  st::FaultPlan t = st::FaultPlan::parse("rank=1,phase=train,step=7,action=throw");
+  EXPECT_EQ(t.action, st::FaultAction::fail);
+  EXPECT_TRUE(t.armed(1, st::FaultPhase::train, 7));
+  EXPECT_FALSE(t.armed(1, st::FaultPhase::train, 8));
+  EXPECT_THROW(t.fire(), slimtrain::DataError);
+  EXPECT_NE(t.describe().find("action=throw"), std::string::npos) << t.describe();
+
+  st::FaultPlan d = st::FaultPlan::parse("rank=0,phase=train,step=3,action=desync,bytes=4096");
+  EXPECT_EQ(d.action, st::FaultAction::desync);
+  EXPECT_EQ(d.desync_bytes, 4096);
+  EXPECT_TRUE(d.armed(0, st::FaultPhase::train, 3));
+  EXPECT_NO_THROW(d.fire());  // the trainer issues the extra operation itself
+  EXPECT_EQ(st::FaultPlan::parse("rank=0,phase=train,step=3,action=desync").desync_bytes, 4 << 20);
+  EXPECT_NE(parse_error("rank=0,phase=eval,step=3,action=desync").find("needs phase=train"),
+            std::string::npos);
+  EXPECT_NE(parse_error("rank=0,phase=train,step=3,action=desync,bytes=4").find("bytes='4'"),
+            std::string::npos);
+
+  const st::FaultPlan p = st::FaultPlan::parse("rank=1,phase=prep,step=0,action=throw");
+  EXPECT_TRUE(p.armed(1, st::FaultPhase::prep, 0));
+  EXPECT_FALSE(p.armed(0, st::FaultPhase::prep, 0));
 }
 
 TEST(FaultInjection, BadSpecsNameTheVariableAndTheField) {

@@ -1,7 +1,10 @@
 #pragma once
 /** @brief Binds each rank to its device: one GPU per local rank, or a share of the CPU cores. */
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::runtime {
@@ -17,11 +20,14 @@ struct DeviceBinding {
 };
 
 /**
- * @brief device "cuda": local rank -> GPU (cudaSetDevice); ConfigError when local ranks outnumber
- * GPUs or when built without CUDA. device "cpu": LibTorch intra-op threads = `threads`, or
- * max(1, hardware cores / local ranks) when `threads` is 0. Any other device: ConfigError.
+ * @brief device "cuda": one GPU per rank (choose_gpu, then cudaSetDevice), checked over the
+ * control plane so that no two ranks of a host share a GPU; ConfigError when they would, when
+ * there is no GPU, or when slimtrain or its LibTorch was built without CUDA. device "cpu":
+ * LibTorch intra-op threads = `threads`, or max(1, hardware cores / local ranks) when 0. Any
+ * other device: ConfigError. Collective over `control` for cuda.
  */
-DeviceBinding bind_device(const Runtime& runtime, const std::string& device, int threads);
+DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
+                          const std::string& device, int threads);
 
 /**
  * @brief CPU cores one rank may run on: its affinity mask when the launcher bound it to fewer
@@ -33,10 +39,25 @@ int cores_per_rank(int local_size);
 /** @brief The thread count bind_device uses: `requested`, or max(1, cores / local_size) if 0. */
 int choose_threads(int requested, int cores, int local_size);
 /**
- * @brief The GPU for `local_rank`; ConfigError naming the host when `local_size` ranks share
- * fewer than `devices` GPUs. `why_none` explains a zero count (e.g. no driver).
+ * @brief The GPU index for `local_rank`, among the `devices` this process sees: the local rank
+ * when the process sees a GPU per local rank (or more), 0 when it sees exactly one (Slurm's
+ * --gpus-per-task=1 or a per-task CUDA_VISIBLE_DEVICES gives each task its own; shared_gpu checks
+ * that they differ). ConfigError naming the host when local ranks outnumber several visible
+ * GPUs, or when there is none (`why_none` says why, e.g. no driver).
  */
 int choose_gpu(int local_rank, int local_size, int devices, const std::string& host,
                const std::string& why_none);
+
+/** @brief One rank's GPU as the shared-GPU check sees it. */
+struct GpuIdentity {
+  std::string host;
+  std::string uuid;  ///< the device's UUID (unique across a host's GPUs)
+};
+
+/**
+ * @brief "" when no two ranks on one host hold the same GPU, else a message naming the ranks,
+ * the host and the remedy. Pure: `gpus` is indexed by world rank.
+ */
+std::string shared_gpu(const std::vector<GpuIdentity>& gpus);
 
 }  // namespace slimtrain::runtime

@@ -30,9 +30,12 @@ class Runtime {
   /** @brief Hostname of every rank, indexed by world rank (gathered once at startup). */
   const std::vector<std::string>& hostnames() const { return hostnames_; }
   MPI_Comm world() const { return MPI_COMM_WORLD; }
+  /** @brief A duplicate of the world used only when ranks fail (see job_exit.hpp). */
+  MPI_Comm exit_comm() const { return exit_comm_; }
 
  private:
   bool owns_mpi_ = false;
+  MPI_Comm exit_comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
