@@ -208,11 +208,16 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   crash_point("after-manifest");
 
   if (fs::exists(final_dir, ec)) {
-    // Same step written again (e.g. after a resume): swap atomically, so step-N is always whole;
-    // the guard then deletes the old contents, now at `tmp`.
-    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_EXCHANGE) != 0)
-      SLIMTRAIN_THROW(Error, "replacing ", final_dir, " with ", tmp,
-                      " failed: ", std::strerror(errno));
+    // The step of an earlier run in this directory (a run started afresh with --resume none; the
+    // trainer never writes one step twice itself). Moved aside with plain renames, which every
+    // file system honours (not RENAME_EXCHANGE, which NFS and Lustre may refuse); a crash in
+    // between leaves no step-N, and the checkpoints before it loadable.
+    const std::string old =
+        checkpoints + "/" + kTmpPrefix + "replaced-" + name + "-" + std::to_string(::getpid());
+    rename_checked(final_dir, old);
+    rename_checked(tmp, final_dir);
+    guard.release();
+    remove_tree(old);
   } else {
     rename_checked(tmp, final_dir);
     guard.release();
@@ -236,8 +241,8 @@ std::optional<std::string> read_latest_pointer(const std::string& checkpoints) {
   return checkpoints + "/" + text;
 }
 
-CheckpointState read_checkpoint(const std::string& dir) {
-  const VerifyDetail detail = verify_checkpoint(dir);
+CheckpointState read_checkpoint(const std::string& dir, VerifyDepth depth) {
+  const VerifyDetail detail = verify_checkpoint(dir, depth);
   if (!detail.report.ok)
     SLIMTRAIN_THROW(DataError, "checkpoint does not verify: ", detail.report.problem);
   CheckpointState state;

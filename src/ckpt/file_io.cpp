@@ -155,6 +155,13 @@ void fsync_directory(const std::string& path) {
   owned.close_checked(path);
 }
 
+void fsync_file(const std::string& path) {
+  FileDescriptor owned = open_for_reading(path);
+  if (::fsync(owned.get()) != 0)
+    SLIMTRAIN_THROW(Error, "fsync of ", path, " failed: ", reason(errno));
+  owned.close_checked(path);
+}
+
 void make_directories(const std::string& path) {
   std::error_code ec;
   fs::create_directories(path, ec);

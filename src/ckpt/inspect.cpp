@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/ckpt/verify.hpp"
@@ -20,12 +21,8 @@ std::string resolve(const std::string& path) {
   std::error_code ec;
   if (fs::exists(fs::path(path) / kManifestFile, ec)) return path;
   for (const std::string& dir : {checkpoints_dir(path), path}) {
-    try {
-      std::string name = read_whole_file(dir + "/" + kLatestFile);
-      while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-      if (parse_step_dir_name(name)) return dir + "/" + name;
-    } catch (const std::exception&) {
-    }
+    if (!fs::exists(fs::path(dir) / kLatestFile, ec)) continue;
+    if (const auto latest = read_latest_pointer(dir)) return *latest;
   }
   return path;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/core/error.hpp"
@@ -33,16 +34,6 @@ std::optional<double> stored_metric(const std::string& dir) {
   } catch (const std::exception&) {
   }
   return std::nullopt;
-}
-
-std::optional<std::string> latest_name(const std::string& checkpoints) {
-  try {
-    std::string text = read_whole_file(checkpoints + "/" + kLatestFile);
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    return text;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
 }
 
 }  // namespace
@@ -74,7 +65,8 @@ std::vector<std::string> apply_retention(const std::string& checkpoints,
     }
     if (best) keep.insert(best->second);
   }
-  if (const auto latest = latest_name(checkpoints)) keep.insert(*latest);
+  if (const auto latest = read_latest_pointer(checkpoints))
+    keep.insert(fs::path(*latest).filename().string());
 
   std::vector<std::string> removed;
   for (const auto& [step, name] : complete) {

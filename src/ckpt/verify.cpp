@@ -43,7 +43,7 @@ std::string check_manifest_shape(const json& m) {
 
 }  // namespace
 
-VerifyDetail verify_checkpoint(const std::string& dir) {
+VerifyDetail verify_checkpoint(const std::string& dir, VerifyDepth depth) {
   VerifyDetail detail;
   detail.report.path = dir;
   auto fail = [&](const std::string& problem) {
@@ -80,6 +80,12 @@ VerifyDetail verify_checkpoint(const std::string& dir) {
       check.status = "bad name";
     } else if (!fs::exists(path, ec)) {
       check.status = "missing";
+    } else if (depth == VerifyDepth::sizes) {
+      check.actual_size = fs::file_size(path, ec);
+      check.actual_checksum = check.expected_checksum;
+      check.status = ec                                         ? "unreadable: " + ec.message()
+                     : check.actual_size != check.expected_size ? "size mismatch"
+                                                                : "ok";
     } else {
       try {
         const FileDigest digest = digest_file(path);

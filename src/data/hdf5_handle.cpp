@@ -1,5 +1,7 @@
 #include "slimtrain/data/hdf5_handle.hpp"
 
+#include "slimtrain/core/error.hpp"
+
 namespace slimtrain::data {
 
 std::recursive_mutex& hdf5_mutex() {
@@ -7,36 +9,43 @@ std::recursive_mutex& hdf5_mutex() {
   return mutex;
 }
 
+namespace {
+herr_t close_any(hid_t id) {
+  switch (H5Iget_type(id)) {
+    case H5I_FILE:
+      return H5Fclose(id);
+    case H5I_GROUP:
+      return H5Gclose(id);
+    case H5I_DATASET:
+      return H5Dclose(id);
+    case H5I_DATASPACE:
+      return H5Sclose(id);
+    case H5I_DATATYPE:
+      return H5Tclose(id);
+    case H5I_ATTR:
+      return H5Aclose(id);
+    case H5I_GENPROP_LST:
+      return H5Pclose(id);
+    default:
+      return 0;
+  }
+}
+}  // namespace
+
 void Hid::reset() {
   if (id_ < 0) return;
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   // Errors while closing are not actionable here; the identifier type picks the close call.
-  switch (H5Iget_type(id_)) {
-    case H5I_FILE:
-      H5Fclose(id_);
-      break;
-    case H5I_GROUP:
-      H5Gclose(id_);
-      break;
-    case H5I_DATASET:
-      H5Dclose(id_);
-      break;
-    case H5I_DATASPACE:
-      H5Sclose(id_);
-      break;
-    case H5I_DATATYPE:
-      H5Tclose(id_);
-      break;
-    case H5I_ATTR:
-      H5Aclose(id_);
-      break;
-    case H5I_GENPROP_LST:
-      H5Pclose(id_);
-      break;
-    default:
-      break;
-  }
+  close_any(id_);
   id_ = H5I_INVALID_HID;
+}
+
+void Hid::close_checked(const std::string& where) {
+  if (id_ < 0) return;
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  const hid_t id = id_;
+  id_ = H5I_INVALID_HID;
+  if (close_any(id) < 0) SLIMTRAIN_THROW(DataError, where, ": closing the file failed");
 }
 
 }  // namespace slimtrain::data

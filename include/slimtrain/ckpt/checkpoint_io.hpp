@@ -12,19 +12,22 @@
 #include <string>
 
 #include "slimtrain/ckpt/checkpoint_state.hpp"
+#include "slimtrain/ckpt/verify.hpp"
 
 namespace slimtrain::ckpt {
 
 /**
  * @brief Writes `state` as checkpoints_dir/step-NNNNNNNN and points `latest` at it; returns the
- * path. `metric` is stored for retention. Stale .tmp-* directories are removed first. A checkpoint
- * of the same step is replaced atomically.
+ * path. `metric` is stored for retention. Stale .tmp-* directories are removed first. An existing
+ * directory of the same step (an earlier run's) is moved aside by rename and replaced; the trainer
+ * itself never writes a step twice.
  */
 std::string write_checkpoint(const std::string& checkpoints_dir, const CheckpointState& state,
                              std::optional<double> metric = std::nullopt);
 
 /** @brief Verifies, then reads a checkpoint; DataError naming the file when it does not verify. */
-CheckpointState read_checkpoint(const std::string& checkpoint_dir);
+CheckpointState read_checkpoint(const std::string& checkpoint_dir,
+                                VerifyDepth depth = VerifyDepth::checksums);
 
 /** @brief The directory `latest` names (absolute path), or nullopt when there is none. */
 std::optional<std::string> read_latest_pointer(const std::string& checkpoints_dir);

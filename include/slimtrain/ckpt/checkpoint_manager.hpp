@@ -41,8 +41,9 @@ class CheckpointManager {
   const std::string& checkpoints_dir() const { return checkpoints_dir_; }
 
   static VerifyReport verify(const std::string& checkpoint_dir);
-  /** @brief Verifies first; DataError naming the file on any mismatch. */
-  static CheckpointState load(const std::string& checkpoint_dir);
+  /** @brief Verifies first (to `depth`); DataError naming the file on any mismatch. */
+  static CheckpointState load(const std::string& checkpoint_dir,
+                              VerifyDepth depth = VerifyDepth::checksums);
   /**
    * @brief Newest checkpoint under run_dir/checkpoints that verifies; corrupt or partial ones are
    * skipped with a log::warn naming them and why; .tmp-* directories are ignored.

@@ -79,6 +79,8 @@ void read_exact_at(int fd, const std::string& path, void* out, std::size_t size,
 
 /** @brief Flushes a directory's entries (new names, renames) to disk. */
 void fsync_directory(const std::string& path);
+/** @brief fsync of an existing file's data (one written by another library, HDF5 say). */
+void fsync_file(const std::string& path);
 /** @brief mkdir -p; throws Error naming the directory. */
 void make_directories(const std::string& path);
 /** @brief rename(2), checked; both names in the error. */

@@ -36,7 +36,15 @@ struct VerifyDetail {
   std::vector<FileCheck> files;
 };
 
-VerifyDetail verify_checkpoint(const std::string& checkpoint_dir);
+/**
+ * @brief How deep verification reads: checksums hashes every file (what resume, inspect and
+ * retention trust); sizes checks the manifest and every file's size only, for ranks that load a
+ * checkpoint another rank has just verified in full (one rank hashes, not all of them).
+ */
+enum class VerifyDepth { checksums, sizes };
+
+VerifyDetail verify_checkpoint(const std::string& checkpoint_dir,
+                               VerifyDepth depth = VerifyDepth::checksums);
 
 /** @brief The manifest's own checksum: XXH3-64 of the manifest dumped without "manifest_xxh3". */
 std::string manifest_self_checksum(const nlohmann::json& manifest);

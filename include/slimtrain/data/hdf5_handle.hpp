@@ -9,13 +9,17 @@
 #include <hdf5.h>
 
 #include <mutex>
+#include <string>
 
 namespace slimtrain::data {
 
 /** @brief The lock serialising all HDF5 calls in the process (the library is not thread-safe). */
 std::recursive_mutex& hdf5_mutex();
 
-/** @brief Owns one hid_t and closes it with the matching H5?close on destruction. */
+/**
+ * @brief Owns one hid_t and closes it with the matching H5?close on destruction: the one RAII
+ * handle for HDF5 identifiers in slimtrain (data files, prep, weight and embedding exports).
+ */
 class Hid {
  public:
   Hid() = default;
@@ -36,7 +40,16 @@ class Hid {
   hid_t get() const { return id_; }
   operator hid_t() const { return id_; }
   bool valid() const { return id_ >= 0; }
+  /** @brief Closes, ignoring errors (destructors, error paths). */
   void reset();
+  /** @brief Closes and throws DataError naming `where` if closing fails (a file's last write). */
+  void close_checked(const std::string& where);
+  /** @brief Gives up ownership without closing (a collective close that peers will not join). */
+  hid_t release() {
+    const hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
 
  private:
   hid_t id_ = H5I_INVALID_HID;
