@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/idx_source.hpp"
 #include "slimtrain/data/prep.hpp"
 #include "slimtrain/runtime/runtime.hpp"
@@ -25,6 +26,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 int main(int argc, char** argv) {
   slimtrain::runtime::Runtime runtime(&argc, &argv);
+  slimtrain::comm::ControlPlane control(runtime, "bench");
   const std::string dir = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist";
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
   const std::string files[4] = {
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
     options.output = out_name;
     options.force = true;
     options.val_fraction = 0.1;
-    sd::prepare_dataset(MPI_COMM_WORLD, train, &test, options);
+    sd::prepare_dataset(control, MPI_COMM_WORLD, train, &test, options);
     MPI_Barrier(MPI_COMM_WORLD);
     best_prep = std::min(best_prep, seconds_since(start));
     best_read = std::min(best_read, read);

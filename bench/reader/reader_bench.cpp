@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/idx_source.hpp"
 #include "slimtrain/data/prep.hpp"
 #include "slimtrain/data/train_loader.hpp"
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
     sd::IdxSource train(dir + "/train-images-idx3-ubyte.gz", dir + "/train-labels-idx1-ubyte.gz");
     sd::PrepOptions options;
     options.output = (temp / "fashion.h5").string();
-    sd::prepare_dataset(MPI_COMM_SELF, train, nullptr, options);
+    slimtrain::comm::ControlPlane control(runtime, "bench");
+    sd::prepare_dataset(control, runtime.world(), train, nullptr, options);
     file = options.output;
   }
   std::printf(

@@ -3,12 +3,13 @@
 
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/log.hpp"
-#include "slimtrain/data/agreement.hpp"
 #include "slimtrain/data/csv_source.hpp"
 #include "slimtrain/data/idx_source.hpp"
 #include "slimtrain/data/npy_source.hpp"
 #include "slimtrain/data/prep.hpp"
+#include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::cli {
@@ -61,7 +62,9 @@ int run_prep(const std::vector<std::string>& args) {
       ("num-classes", po::value<std::int64_t>()->default_value(0), "number of classes (0: max label + 1)")
       ("compress", po::value<int>()->default_value(0), "deflate level 0-9 with shuffle (0: off, fastest to read)")
       ("chunk-bytes", po::value<std::size_t>()->default_value(std::size_t(1) << 20), "target bytes per chunk along N")
-      ("force", po::bool_switch(), "replace an existing output file");
+      ("force", po::bool_switch(), "replace an existing output file")
+      ("io-timeout", po::value<double>()->default_value(600.0), "seconds the collective HDF5 write may take before the job is ended (a rank failed or stalled inside it)")
+      ("collective-timeout", po::value<double>()->default_value(120.0), "seconds each agreement between ranks may wait");
   // clang-format on
   cl.positional().add("format", 1);
   cl.set_epilog(
@@ -90,6 +93,11 @@ int run_prep(const std::vector<std::string>& args) {
   options.chunk_bytes = cl.get<std::size_t>("chunk-bytes");
   require_range<std::size_t>("--chunk-bytes", options.chunk_bytes, 1, std::size_t(1) << 31);
   options.force = cl.get<bool>("force");
+  options.io_timeout_s = cl.get<double>("io-timeout");
+  require_range("--io-timeout", options.io_timeout_s, 0.01, 1e7);
+  comm::CommConfig cc;
+  cc.deadline.base_s = cl.get<double>("collective-timeout");
+  require_range("--collective-timeout", cc.deadline.base_s, 0.01, 86400.0);
 
   std::unique_ptr<data::RecordSource> train, test;
   auto make_sources = [&] {
@@ -124,13 +132,17 @@ int run_prep(const std::vector<std::string>& args) {
   };
 
   runtime::Runtime runtime;
-  data::on_all_ranks(runtime.world(), make_sources);
-  const data::PrepResult result =
-      data::prepare_dataset(runtime.world(), *train, test.get(), options);
-  log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
-                  ", test ", result.test, " samples, ", result.num_classes, " classes, ",
-                  runtime.size(), runtime.size() == 1 ? " rank" : " ranks");
-  return kExitOk;
+  std::unique_ptr<comm::ControlPlane> control;
+  return runtime::run_guarded(runtime, [&] {
+    control = std::make_unique<comm::ControlPlane>(runtime, "prep", cc);
+    comm::on_all_ranks(*control, make_sources);
+    const data::PrepResult result =
+        data::prepare_dataset(*control, runtime.world(), *train, test.get(), options);
+    log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
+                    ", test ", result.test, " samples, ", result.num_classes, " classes, ",
+                    runtime.size(), runtime.size() == 1 ? " rank" : " ranks");
+    return kExitOk;
+  });
 }
 
 }  // namespace slimtrain::cli

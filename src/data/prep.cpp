@@ -9,14 +9,17 @@
 #include <filesystem>
 #include <mutex>
 
+#include "slimtrain/ckpt/file_io.hpp"
+#include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
-#include "slimtrain/core/check_mpi.hpp"
-#include "slimtrain/data/agreement.hpp"
+#include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
 #include "slimtrain/data/shard.hpp"
+#include "slimtrain/runtime/job_exit.hpp"
+#include "slimtrain/runtime/watchdog.hpp"
 
 namespace slimtrain::data {
 namespace {
@@ -157,11 +160,10 @@ void write_split(hid_t file, const SplitBuffer& split, const PrepOptions& option
 
 }  // namespace
 
-PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const RecordSource* test,
-                           const PrepOptions& options) {
-  int rank = 0, size = 1;
-  SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  SLIMTRAIN_CHECK_MPI(MPI_Comm_size(comm, &size));
+PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const RecordSource& train,
+                           const RecordSource* test, const PrepOptions& options) {
+  const int rank = control.rank(), size = control.size();
+  using comm::on_all_ranks;
   namespace fs = std::filesystem;
   const fs::path output = options.output;
 
@@ -170,7 +172,7 @@ PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const Recor
     SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
                     " names given but --num-classes is ", options.num_classes);
   }
-  on_all_ranks(comm, [&] {
+  on_all_ranks(control, [&] {
     if (rank != 0) return;
     if (fs::exists(output) && !options.force) {
       SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " exists; pass --force to replace it");
@@ -223,21 +225,21 @@ PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const Recor
     s.mine = eval_share(static_cast<std::int64_t>(s.rows.size()), rank, size);
 
   std::int64_t local_max = -1;
-  on_all_ranks(comm, [&] {
+  on_all_ranks(control, [&] {
     for (SplitBuffer& s : splits) {
       convert(s);
       for (std::int64_t label : s.y) local_max = std::max(local_max, label);
     }
   });
-  std::int64_t max_label = -1;
-  SLIMTRAIN_CHECK_MPI(MPI_Allreduce(&local_max, &max_label, 1, MPI_INT64_T, MPI_MAX, comm));
+  const std::int64_t max_label =
+      control.all_reduce(std::vector<std::int64_t>{local_max}, comm::ReduceOp::max).front();
 
   PrepResult result;
   result.num_classes = options.num_classes > 0 ? options.num_classes
                        : !options.class_names.empty()
                            ? static_cast<std::int64_t>(options.class_names.size())
                            : max_label + 1;
-  on_all_ranks(comm, [&] {
+  on_all_ranks(control, [&] {
     for (const SplitBuffer& s : splits) check_labels(s, result.num_classes);
   });
   std::vector<std::string> class_names = options.class_names;
@@ -245,9 +247,8 @@ PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const Recor
     class_names.push_back(std::to_string(c));
 
   const std::int64_t channels = channels_of(train.sample_shape());
-  std::vector<double> sums = channel_sums(splits[0], channels);
-  SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()),
-                                    MPI_DOUBLE, MPI_SUM, comm));
+  const std::vector<double> sums =
+      control.all_reduce(channel_sums(splits[0], channels), comm::ReduceOp::sum);
   const double per_channel =
       double(splits[0].rows.size()) * double(train.sample_elements() / channels);
   for (std::int64_t c = 0; c < channels; ++c) {
@@ -263,44 +264,57 @@ PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const Recor
 
   // Same temporary name on every rank: rank 0 picks it (its pid keeps concurrent runs apart).
   const fs::path dir = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  long long pid = static_cast<long long>(getpid());
-  SLIMTRAIN_CHECK_MPI(MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm));
+  const std::int64_t pid = control.broadcast(static_cast<std::int64_t>(getpid()), 0);
   const std::string temp =
       (dir / ("." + output.filename().string() + ".tmp-" + std::to_string(pid))).string();
   const bool parallel = size > 1;
-  std::exception_ptr failure;
+  runtime::remove_on_abort(temp);
   try {
+    // Once inside, a rank cannot leave without its peers: the watchdog ends a stalled job, and a
+    // rank that throws here ends it through job_exit (no agreement: peers sit in MPI-IO).
+    runtime::Watchdog watchdog(options.io_timeout_s, "prep: the collective HDF5 write of " + temp);
     std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
     silence_hdf5_errors();
     Hid access(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_FILE_ACCESS), temp));
-    if (parallel) SLIMTRAIN_CHECK_HDF5(H5Pset_fapl_mpio(access, comm, MPI_INFO_NULL), temp);
+    if (parallel) SLIMTRAIN_CHECK_HDF5(H5Pset_fapl_mpio(access, io_comm, MPI_INFO_NULL), temp);
     Hid file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access));
     if (!file.valid())
       SLIMTRAIN_THROW(DataError, options.output, ": cannot create ", temp, ": ",
                       detail::hdf5_error_string());
-    write_string_attribute(file, "format", {kFormatName}, true);
-    write_int_attribute(file, "format_version", kFormatVersion);
-    write_int_attribute(file, "num_classes", result.num_classes);
-    write_string_attribute(file, "class_names", class_names, false);
-    for (const SplitBuffer& s : splits)
-      write_split(file, s, options, result.mean, result.std, parallel, temp);
-    SLIMTRAIN_CHECK_HDF5(H5Fflush(file, H5F_SCOPE_GLOBAL), temp);
+    try {
+      FaultPlan fault = FaultPlan::from_env();
+      if (fault.armed(rank, FaultPhase::prep, 0)) fault.fire();
+      write_string_attribute(file, "format", {kFormatName}, true);
+      write_int_attribute(file, "format_version", kFormatVersion);
+      write_int_attribute(file, "num_classes", result.num_classes);
+      write_string_attribute(file, "class_names", class_names, false);
+      for (const SplitBuffer& s : splits)
+        write_split(file, s, options, result.mean, result.std, parallel, temp);
+      SLIMTRAIN_CHECK_HDF5(H5Fflush(file, H5F_SCOPE_GLOBAL), temp);
+      file.close_checked(temp);
+    } catch (...) {
+      // Closing a parallel file is collective and the peers are not coming: leave it open, the
+      // job ends (and removes the file) instead.
+      if (parallel) file.release();
+      throw;
+    }
   } catch (...) {
-    failure = std::current_exception();
+    if (rank == 0) std::remove(temp.c_str());
+    throw;
   }
   try {
-    agree_or_throw(comm, failure);
-    on_all_ranks(comm, [&] {
+    on_all_ranks(control, [&] {
       if (rank != 0) return;
-      std::error_code ec;
-      fs::rename(temp, output, ec);
-      if (ec)
-        SLIMTRAIN_THROW(DataError, options.output, ": cannot rename ", temp, ": ", ec.message());
+      // On disk before it has its name: a crash leaves the old output or the new one, whole.
+      ckpt::fsync_file(temp);
+      ckpt::rename_checked(temp, options.output);
+      ckpt::fsync_directory(dir.string());
     });
   } catch (...) {
     if (rank == 0) std::remove(temp.c_str());
     throw;
   }
+  runtime::forget_on_abort(temp);
   return result;
 }
 

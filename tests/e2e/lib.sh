@@ -14,3 +14,11 @@ expect_rc() {  # expect_rc CODE command... ; output kept in $out
 }
 contains() { grep -q -- "$1" <<<"$out" || { echo "  output lacks '$1':"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }; }
 finish() { echo "$passes passed, $fails failed"; [ "$fails" -eq 0 ]; }
+# timed COMMAND...: runs it like expect_rc's callers expect, leaving rc, out and the wall time
+# in seconds (integer) in $wall.
+timed() {
+  local start=$SECONDS
+  out=$("$@" 2>&1)
+  rc=$?
+  wall=$((SECONDS - start))
+}

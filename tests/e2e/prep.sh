@@ -38,6 +38,24 @@ check "  shape" contains "model input 1 x 3 x 4"
 check "npy f8 converts" expect_rc 0 "$S" prep npy --train-x "$in/x-f8.npy" --train-y "$in/y.npy" -o "$dst/f8.h5"
 rm -f "$dst"/*
 
+# Under mpirun, a failure inside the collective HDF5 write cannot be agreed on (the peers wait in
+# MPI-IO): the failing rank prints its error and ends the job within seconds; a rank that stalls
+# there is ended by --io-timeout. Nothing is left behind, not even the temporary file.
+timed env SLIMTRAIN_INJECT="rank=1,phase=prep,step=0,action=throw" timeout 60 "$MPIEXEC" -np 2 \
+  "$S" prep idx "${idx_ok[@]}" -o "$dst/fail.h5"
+echo "  (rank 1 failing in the write: exit $rc after $wall s)"
+check "a rank failing inside the parallel write: exit 2" test "$rc" -eq 2
+check "  within seconds" test "$wall" -lt 15
+check "  with that rank's message" contains "^slimtrain: data error on rank 1 (fault_injection.cpp:[0-9]*): SLIMTRAIN_INJECT"
+check "  and nothing left behind" nothing_left
+timed env SLIMTRAIN_INJECT="rank=1,phase=prep,step=0,action=hang" timeout 60 "$MPIEXEC" -np 2 \
+  "$S" prep idx "${idx_ok[@]}" -o "$dst/stall.h5" --io-timeout 3
+echo "  (rank 1 stalled in the write: exit $rc after $wall s)"
+check "a rank stalled inside the parallel write: the job ends" test "$rc" -ne 0 -a "$rc" -ne 124
+check "  after --io-timeout, not never" test "$wall" -lt 20
+check "  naming the phase" contains "prep: the collective HDF5 write of .* did not finish within 3 s"
+check "  and nothing left behind" nothing_left
+
 bad() {  # bad "description" "expected text" prep-args...
   local what=$1 text=$2; shift 2
   check "$what exits 2" expect_rc 2 "$S" prep "$@" -o "$dst/bad.h5"

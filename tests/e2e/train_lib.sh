@@ -59,12 +59,3 @@ for line in sys.stdin:
     if json.loads(line).get("step") == int(sys.argv[1]):
         print(line.strip())' "$3"
 }
-
-# timed COMMAND...: runs it like expect_rc's callers expect, leaving rc, out and the wall time
-# in seconds (integer) in $wall.
-timed() {
-  local start=$SECONDS
-  out=$("$@" 2>&1)
-  rc=$?
-  wall=$((SECONDS - start))
-}

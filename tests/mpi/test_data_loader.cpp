@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "mpi_runtime.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/eval_loader.hpp"
 #include "slimtrain/data/prep.hpp"
@@ -73,7 +74,7 @@ class DataLoaderTest : public ::testing::Test {
     options.output = dir_ + "/d.h5";
     options.chunk_bytes = chunk_bytes;
     CountingSource train(n_train), test(n_test);
-    sd::prepare_dataset(MPI_COMM_WORLD, train, &test, options);
+    sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, &test, options);
     return options.output;
   }
   // Rows of a batch, recovered from x[:, 0] = (row - mean) / std.
@@ -224,7 +225,7 @@ TEST_F(DataLoaderTest, ABadRowOnTheLastRankFailsEveryRankAndLeavesNothing) {
   CountingSource train(n, n - 1);  // the last row: converted by the last rank
   std::string message;
   try {
-    sd::prepare_dataset(MPI_COMM_WORLD, train, nullptr, options);
+    sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, nullptr, options);
   } catch (const slimtrain::DataError& e) {
     message = e.what();
   }
@@ -235,18 +236,21 @@ TEST_F(DataLoaderTest, ABadRowOnTheLastRankFailsEveryRankAndLeavesNothing) {
   // Labels past --num-classes are found by whichever rank holds them, and agreed on.
   options.num_classes = 3;
   CountingSource labelled(n);
-  EXPECT_THROW(sd::prepare_dataset(MPI_COMM_WORLD, labelled, nullptr, options),
-               slimtrain::DataError);
+  EXPECT_THROW(
+      sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options),
+      slimtrain::DataError);
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_TRUE(fs::is_empty(dir_));
 
   // An existing output without --force: refused on every rank, file untouched.
   options.num_classes = 0;
-  sd::prepare_dataset(MPI_COMM_WORLD, labelled, nullptr, options);
-  EXPECT_THROW(sd::prepare_dataset(MPI_COMM_WORLD, labelled, nullptr, options),
-               slimtrain::ConfigError);
+  sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options);
+  EXPECT_THROW(
+      sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options),
+      slimtrain::ConfigError);
   options.force = true;
-  EXPECT_NO_THROW(sd::prepare_dataset(MPI_COMM_WORLD, labelled, nullptr, options));
+  EXPECT_NO_THROW(
+      sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options));
 }
 
 TEST_F(DataLoaderTest, LoaderRejectsTooFewSamplesAndMissingSplits) {

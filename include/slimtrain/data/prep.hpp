@@ -1,10 +1,14 @@
 #pragma once
 /**
  * @brief Writes a slimtrain HDF5 file (layout version 1) from record sources, in parallel when
- * `comm` has several ranks (MPI-IO, collective writes; each rank converts a slice of the rows).
+ * there are several ranks (MPI-IO, collective writes; each rank converts a slice of the rows).
  *
- * Atomic: written under a temporary name in the output's directory and renamed at the end; on
- * any error, on any rank, every rank throws the same error and the temporary file is removed.
+ * Atomic: written under a temporary name in the output's directory, fsynced, renamed at the end.
+ * Every failure before the write (reading, converting, checking the input) is agreed over the
+ * control plane: every rank throws the same error. A failure inside the collective write cannot
+ * be agreed on (the peers wait inside MPI-IO): that rank throws, and the job ends (job_exit); a
+ * rank stalled in it is ended by a watchdog after `io_timeout_s`. The temporary file never
+ * outlives the job.
  */
 #include <mpi.h>
 
@@ -12,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/record_source.hpp"
 
 namespace slimtrain::data {
@@ -28,6 +33,8 @@ struct PrepOptions {
   int compress = 0;
   std::size_t chunk_bytes = std::size_t(1) << 20;
   bool force = false;
+  /** @brief Seconds the collective write may take before the job is ended. */
+  double io_timeout_s = 600.0;
 };
 
 struct PrepResult {
@@ -36,8 +43,11 @@ struct PrepResult {
   std::vector<float> mean, std;
 };
 
-/** @brief Collective over `comm`; `test` may be null. Throws DataError/ConfigError (exit 2). */
-PrepResult prepare_dataset(MPI_Comm comm, const RecordSource& train, const RecordSource* test,
-                           const PrepOptions& options);
+/**
+ * @brief Collective over `control` and `io_comm` (the same ranks); `test` may be null. Throws
+ * DataError/ConfigError (exit 2).
+ */
+PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const RecordSource& train,
+                           const RecordSource* test, const PrepOptions& options);
 
 }  // namespace slimtrain::data
