@@ -1,11 +1,11 @@
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
-#include "slimtrain/eval/eval_job.hpp"
+#include "slimtrain/cli/eval_job.hpp"
 
 namespace slimtrain::cli {
 
 int run_eval(const std::vector<std::string>& args) {
-  eval::EvalJobConfig c;
+  EvalJobConfig c;
   CommandLine cl(
       "eval", "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json]",
       "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
@@ -13,19 +13,21 @@ int run_eval(const std::vector<std::string>& args) {
   // clang-format off
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 data file")
-    ("checkpoint", po::value(&c.checkpoint)->required(), "checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN)")
+    ("checkpoint", po::value(&c.checkpoint)->required(), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), or a run directory for its newest checkpoint that verifies (resolved once, on rank 0)")
     ("split", bound(c.split), "train, val or test")
     ("batch-size", bound(c.batch_size), "evaluation batch per rank")
     ("device", bound(c.device), "cpu or cuda")
     ("threads", bound(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
     ("deadline", bound(c.deadline_s), "seconds the reduction may wait for a late rank")
+    ("io-timeout", bound(c.io_timeout_s), "seconds resolving and loading the checkpoint may take")
     ("json", po::bool_switch(&c.json), "print one JSON object instead of the table");
   // clang-format on
   if (!cl.parse(args)) return kExitOk;
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<double>("--deadline", c.deadline_s, 0.001, 86400.0);
-  return eval::run_eval_job(c);
+  require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);
+  return run_eval_job(c);
 }
 
 }  // namespace slimtrain::cli

@@ -3,7 +3,7 @@
 #include "slimtrain/ckpt/export_weights.hpp"
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
-#include "slimtrain/eval/embed_job.hpp"
+#include "slimtrain/cli/embed_job.hpp"
 
 namespace slimtrain::cli {
 
@@ -19,7 +19,7 @@ int run_export(const std::vector<std::string>& args) {
       "sample of a split: /embeddings [N, F] float32 and /labels [N] int64 in the "
       "split's row order. The checkpoint is verified first; the output appears "
       "atomically. Runs as one process (no mpirun needed).");
-  eval::EmbedJobConfig e;
+  EmbedJobConfig e;
   // clang-format off
   cl.add()
       ("checkpoint", po::value(&e.checkpoint), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), "
@@ -48,7 +48,7 @@ int run_export(const std::vector<std::string>& args) {
       SLIMTRAIN_THROW(ConfigError, "--embeddings needs --data (the HDF5 data file)");
     require_range<std::int64_t>("--batch-size", e.batch_size, 1, 1 << 20);
     require_range("--threads", e.threads, 0, 1024);
-    const std::int64_t rows = eval::run_embed_job(e);
+    const std::int64_t rows = run_embed_job(e);
     std::cout << "exported " << rows << " embeddings of split '" << e.split << "' -> " << e.output
               << "\n";
     return kExitOk;

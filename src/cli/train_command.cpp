@@ -74,7 +74,8 @@ int run_train(const std::vector<std::string>& args) {
     ("step-gamma", bound(c.schedule.step_gamma), "step schedule: decay factor")
     ("clip-grad-norm", bound(c.clip_grad_norm), "clip the global gradient norm (0: off)")
     ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
-    ("device", bound(c.device), "cpu, or cuda (one GPU per local rank)")
+    ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
+    ("precision", bound(c.precision), "fp32, or bf16: autocast of the forward pass on cuda (fp32 weights, gradients and all-reduce)")
     ("threads", bound(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
     ("data-mode", bound(c.data_mode), "auto, memory or stream")
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
@@ -83,6 +84,8 @@ int run_train(const std::vector<std::string>& args) {
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
     ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s assumed in the worst case when scaling deadlines")
+    ("io-timeout", bound(c.io_timeout_s), "seconds an I/O phase (resume, waiting for a checkpoint write) may take, plus size / io floor bandwidth; ranks wait this long for rank 0's file system instead of --collective-timeout")
+    ("io-floor-bandwidth", bound(c.io_floor_bandwidth_mbps), "MB/s of the file system assumed in the worst case when scaling I/O deadlines")
     ("eval-every", bound(c.eval_every), "evaluate every N steps (0: only at the end)")
     ("eval-split", po::value(&c.eval_split)->default_value(""), "split for periodic evaluation (default: val if present, else test)")
     ("eval-batch-size", bound(c.eval_batch_size), "evaluation batch per rank")
@@ -110,6 +113,7 @@ int run_train(const std::vector<std::string>& args) {
   one_of<std::string>("--optimizer", c.optim.name, {"sgd", "adamw"});
   one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
   one_of<std::string>("--device", c.device, {"cpu", "cuda"});
+  one_of<std::string>("--precision", c.precision, {"fp32", "bf16"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
   // true/false/1/0 are kept as spellings of on/off (older configs).
   if (c.overlap == "true" || c.overlap == "1") c.overlap = "on";
@@ -134,6 +138,8 @@ int run_train(const std::vector<std::string>& args) {
   require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
   require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
   require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
+  require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);
+  require_range<double>("--io-floor-bandwidth", c.io_floor_bandwidth_mbps, 0.001, 1e9);
   require_range<std::int64_t>("--eval-every", c.eval_every, 0, INT64_MAX);
   require_range<std::int64_t>("--eval-batch-size", c.eval_batch_size, 1, 1 << 20);
   require_range<double>("--eval-deadline", c.eval_deadline_s, 0.001, 86400.0);

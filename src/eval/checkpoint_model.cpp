@@ -1,8 +1,8 @@
 #include "slimtrain/eval/checkpoint_model.hpp"
 
 #include <filesystem>
-#include <fstream>
 
+#include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/ckpt/torch_state.hpp"
@@ -16,21 +16,23 @@ std::string follow_latest(const std::string& path) {
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.filename() != ckpt::kLatestFile || !std::filesystem::is_regular_file(p, ec)) return path;
-  std::ifstream in(p);
-  std::string name;
-  std::getline(in, name);
-  if (!ckpt::parse_step_dir_name(name))
+  const auto latest = ckpt::read_latest_pointer(p.parent_path().string());
+  if (!latest)
     SLIMTRAIN_THROW(DataError, "--checkpoint ", path, ": does not name a step-NNNNNNNN checkpoint");
-  return (p.parent_path() / name).string();
+  return *latest;
 }
 
 }  // namespace
 
-CheckpointModel load_checkpoint_model(const std::string& checkpoint,
-                                      const data::DatasetInfo& info) {
+std::string resolve_checkpoint(const std::string& checkpoint) {
+  return ckpt::CheckpointManager::resolve(follow_latest(checkpoint), "--checkpoint");
+}
+
+CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
+                                      ckpt::VerifyDepth depth) {
   CheckpointModel out;
-  out.checkpoint = ckpt::CheckpointManager::resolve(follow_latest(checkpoint), "--checkpoint");
-  const ckpt::CheckpointState state = ckpt::CheckpointManager::load(out.checkpoint);
+  out.checkpoint = dir;
+  const ckpt::CheckpointState state = ckpt::CheckpointManager::load(out.checkpoint, depth);
   if (!state.meta.contains("model"))
     SLIMTRAIN_THROW(DataError, out.checkpoint, ": state.json has no model description");
   const model::ModelSpec spec = model::ModelSpec::from_json(state.meta["model"]);

@@ -10,16 +10,16 @@ namespace slimtrain::eval {
 namespace {
 
 // Only after a failed agreement: which ranks were late or failed, as a MAX over 0/1 flags.
-std::vector<int> gather_late_ranks(comm::Communicator& comm, bool i_failed,
+std::vector<int> gather_late_ranks(comm::ControlPlane& control, bool i_failed,
                                    const std::vector<int>& i_saw_missing, double timeout_s) {
-  std::vector<std::int64_t> flags(static_cast<std::size_t>(comm.size()), 0);
-  if (i_failed) flags[static_cast<std::size_t>(comm.rank())] = 1;
+  std::vector<std::int64_t> flags(static_cast<std::size_t>(control.size()), 0);
+  if (i_failed) flags[static_cast<std::size_t>(control.rank())] = 1;
   for (int r : i_saw_missing)
-    if (r >= 0 && r < comm.size()) flags[static_cast<std::size_t>(r)] = 1;
+    if (r >= 0 && r < control.size()) flags[static_cast<std::size_t>(r)] = 1;
   comm::OpOptions options;
   options.timeout_s = timeout_s;
   options.tag = "eval-late-ranks";
-  comm.all_reduce(flags.data(), flags.size(), comm::DType::i64, comm::ReduceOp::max, options);
+  flags = control.all_reduce(std::move(flags), comm::ReduceOp::max, options);
   std::vector<int> late;
   for (std::size_t r = 0; r < flags.size(); ++r)
     if (flags[r]) late.push_back(static_cast<int>(r));
@@ -28,11 +28,11 @@ std::vector<int> gather_late_ranks(comm::Communicator& comm, bool i_failed,
 
 }  // namespace
 
-EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm,
+EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
                      std::int64_t num_classes, const std::vector<std::string>& class_names,
                      std::int64_t batch_size, const EvalPolicy& policy) {
   EvalOutcome outcome;
-  const std::uint64_t bytes_before = comm.bytes_reduced();
+  const std::uint64_t bytes_before = comm.bytes_sent();
   std::int64_t batch = std::max<std::int64_t>(1, batch_size);
   for (int attempt = 0; attempt <= policy.retries; ++attempt) {
     outcome.attempts = attempt + 1;
@@ -55,7 +55,7 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm,
       comm::OpOptions options;
       options.timeout_s = policy.deadline_s;
       options.tag = "eval-stats";
-      comm.all_reduce(packed.data(), packed.size(), comm::DType::f64, comm::ReduceOp::sum, options);
+      packed = comm.all_reduce(std::move(packed), comm::ReduceOp::sum, options);
       reduced = true;
     } catch (const TimeoutError& e) {
       local_problem = e.what();
@@ -85,7 +85,7 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm,
       batch = std::max<std::int64_t>(1, batch / 2);
     }
   }
-  outcome.bytes_sent = comm.bytes_reduced() - bytes_before;
+  outcome.bytes_sent = comm.bytes_sent() - bytes_before;
   return outcome;
 }
 

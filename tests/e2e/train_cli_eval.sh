@@ -82,6 +82,27 @@ check "  equals it too" same_metrics "$(tail -1 <<<"$out")"
 check "eval as a table at np 2" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$STEP" --threads 1
 check "  reports 203 samples on 2 ranks" contains "split 'test', 203 samples on 2 ranks"
 check "  and a row per class" contains "^d  *[0-9.]* *[0-9.]* *[0-9.]* *[0-9]*$"
+# A run still writing checkpoints: rank 0 resolves RUN_DIR once and every rank evaluates that one.
+# Rank 1 is held 8 s before it would resolve anything; meanwhile a newer checkpoint appears.
+G=$runs/growing
+cp -r "$R" "$G"
+SLIMTRAIN_INJECT="rank=1,phase=eval,step=0,delay=8s" timeout 60 "$MPIEXEC" -np 2 "$S" eval \
+  --data "$D" --checkpoint "$G" --json --threads 1 >"$runs/growing.log" 2>&1 &
+eval_job=$!
+resolved() { grep -qs "r0 INFO  rank 0 resolved --checkpoint" "$runs/growing.log"; }
+for _ in $(seq 200); do resolved && break; sleep 0.1; done
+check "eval of a run directory at np 2: rank 0 resolved it" resolved
+cp -r "$runs/continued/checkpoints/step-00000022" "$G/checkpoints/"  # newer, valid
+wait "$eval_job"
+check "  the evaluation finished" test $? -eq 0
+out=$(cat "$runs/growing.log")
+check "  rank 0 evaluated step 20" contains "r0 INFO  evaluating checkpoint $G/checkpoints/step-00000020 (step 20)"
+check "  rank 1 the same one, not the step-22 checkpoint that appeared" \
+  contains "r1 INFO  evaluating checkpoint $G/checkpoints/step-00000020 (step 20)"
+check "  the newer checkpoint verifies (resolving by itself, rank 1 would have taken it)" \
+  expect_rc 0 "$S" inspect --json "$G/checkpoints/step-00000022"
+check "  and is step 22" json_is "$out" 'e["step"] == 22 and e["verified"]'
+
 check "eval of a missing checkpoint exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$R/checkpoints/step-00000099"
 check "  naming it" contains "step-00000099"
 check "eval of a missing split exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$STEP" --split val

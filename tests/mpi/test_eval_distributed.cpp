@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "mpi_runtime.hpp"
-#include "slimtrain/comm/communicator.hpp"
+#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/prep.hpp"
 #include "slimtrain/eval/evaluator.hpp"
@@ -82,7 +82,7 @@ class EvalDistributedTest : public ::testing::Test {
     options.num_classes = classes;
     options.chunk_bytes = 256;  // several chunks per share
     PatternSource train(32, shape, classes), test(n_test, shape, classes);
-    sd::prepare_dataset(MPI_COMM_WORLD, train, &test, options);
+    sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, &test, options);
     return options.output;
   }
 
@@ -141,7 +141,7 @@ TEST_P(EvalMatchesSingleProcess, CountsConfusionAndLossEqualTheWholeSplitOnOneRa
     EXPECT_GE(predicted_classes.size(), 2u);
   }
 
-  auto comm = slimtrain::comm::make_mpi_communicator(rt(), "eval");
+  auto comm = std::make_unique<slimtrain::comm::ControlPlane>(rt(), "eval");
   se::EvalPolicy policy;
   policy.deadline_s = 30;
   policy.agree_timeout_s = 30;
@@ -212,7 +212,7 @@ TEST_F(EvalDistributedTest, BytesSentAreTheStatisticsOnlyWhateverTheHiddenWidth)
     spec.num_classes = classes;
     spec.mlp_widths = {width};
     auto model = make_model(spec);
-    auto comm = slimtrain::comm::make_mpi_communicator(rt(), "eval");
+    auto comm = std::make_unique<slimtrain::comm::ControlPlane>(rt(), "eval");
     se::EvalPolicy policy;
     policy.deadline_s = 30;
     policy.agree_timeout_s = 30;
@@ -224,7 +224,7 @@ TEST_F(EvalDistributedTest, BytesSentAreTheStatisticsOnlyWhateverTheHiddenWidth)
     EXPECT_EQ(o.bytes_sent, exact) << "hidden width " << width;
     EXPECT_LE(o.bytes_sent, bound);
     EXPECT_LE(o.bytes_sent, 1024u) << "10 classes must stay within 1 KiB";
-    EXPECT_EQ(comm->bytes_reduced(), o.bytes_sent);
+    EXPECT_EQ(comm->bytes_sent(), o.bytes_sent);
   }
 }
 
@@ -232,7 +232,7 @@ TEST_F(EvalDistributedTest, BytesSentAreTheStatisticsOnlyWhateverTheHiddenWidth)
 TEST_F(EvalDistributedTest, LocalFailureSkipsOnEveryRankNamingTheRank) {
   const std::int64_t classes = 10;
   const int bad = rt().size() - 1;
-  auto comm = slimtrain::comm::make_mpi_communicator(rt(), "eval");
+  auto comm = std::make_unique<slimtrain::comm::ControlPlane>(rt(), "eval");
   se::EvalPolicy policy;
   policy.deadline_s = 30;
   policy.agree_timeout_s = 30;
@@ -260,7 +260,7 @@ TEST_F(EvalDistributedTest, LateRankSkipsEverywhereAndARetryRecovers) {
   if (rt().size() < 2) GTEST_SKIP() << "a late rank needs a second rank";
   const std::int64_t classes = 4;
   const int late = rt().size() - 1;
-  auto comm = slimtrain::comm::make_mpi_communicator(rt(), "eval");
+  auto comm = std::make_unique<slimtrain::comm::ControlPlane>(rt(), "eval");
   int calls = 0;
   auto local = [&](std::int64_t) {
     if (rt().rank() == late && calls++ == 0)

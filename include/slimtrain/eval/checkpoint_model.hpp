@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "slimtrain/ckpt/verify.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/model/classifier.hpp"
 
@@ -17,10 +18,19 @@ struct CheckpointModel {
 };
 
 /**
- * @brief Resolves `checkpoint` (a step directory, or a run directory for its newest checkpoint
- * that verifies), verifies and loads it into a model built from its stored spec. A checkpoint
- * whose input shape or class count differs from `info` is a ConfigError naming both files.
+ * @brief The step directory `checkpoint` means: a step directory as given, the one a `latest`
+ * file names, or a run directory's newest checkpoint that verifies. DataError when there is none.
+ * Under mpirun, resolve on one rank and share the answer (a run still writing checkpoints could
+ * give each rank another one).
  */
-CheckpointModel load_checkpoint_model(const std::string& checkpoint, const data::DatasetInfo& info);
+std::string resolve_checkpoint(const std::string& checkpoint);
+
+/**
+ * @brief Verifies the step directory `dir` (to `depth`) and loads it into a model built from its
+ * stored spec. A checkpoint whose input shape or class count differs from `info` is a
+ * ConfigError naming both files.
+ */
+CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
+                                      ckpt::VerifyDepth depth = ckpt::VerifyDepth::checksums);
 
 }  // namespace slimtrain::eval

@@ -3,7 +3,8 @@
  * @brief The evaluation skip policy: local statistics, one bounded reduction, one agreement.
  *
  * Each rank computes EvalStats over its exact share; the packed statistics (2 + C*C doubles)
- * are all-reduced on the evaluation communicator under `deadline_s`; then all ranks agree() on
+ * are all-reduced on an evaluation control plane (MPI, whatever the device: an evaluation never
+ * touches the data plane) under `deadline_s`; then all ranks agree() on
  * the outcome. If any rank was late or failed, every rank skips this evaluation with the same
  * reason and the late ranks named, and training goes on. With retries, the local pass is run
  * again with half the batch before the evaluation is given up.
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "slimtrain/comm/communicator.hpp"
+#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/eval/metrics.hpp"
 
 namespace slimtrain::eval {
@@ -37,7 +38,7 @@ struct EvalOutcome {
 /** @brief Computes this rank's statistics with the given batch size; may throw. */
 using LocalPass = std::function<EvalStats(std::int64_t batch_size)>;
 
-EvalOutcome evaluate(const LocalPass& local_pass, comm::Communicator& comm,
+EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
                      std::int64_t num_classes, const std::vector<std::string>& class_names,
                      std::int64_t batch_size, const EvalPolicy& policy);
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace slimtrain::eval {
+namespace slimtrain::cli {
 
 struct EmbedJobConfig {
   std::string data;
@@ -23,4 +23,4 @@ struct EmbedJobConfig {
 /** @brief Runs as one process; the output appears atomically. Returns the number of rows. */
 std::int64_t run_embed_job(const EmbedJobConfig& config);
 
-}  // namespace slimtrain::eval
+}  // namespace slimtrain::cli

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace slimtrain::eval {
+namespace slimtrain::cli {
 
 struct EvalJobConfig {
   std::string data;
@@ -13,10 +13,11 @@ struct EvalJobConfig {
   std::string device = "cpu";
   int threads = 0;
   double deadline_s = 300.0;
+  double io_timeout_s = 600.0;  ///< resolving and loading the checkpoint
   bool json = false;
 };
 
 /** @brief Prints the metrics on rank 0 (a table, or one JSON object); returns the exit code. */
 int run_eval_job(const EvalJobConfig& config);
 
-}  // namespace slimtrain::eval
+}  // namespace slimtrain::cli

@@ -1,4 +1,4 @@
-#include "slimtrain/eval/embed_job.hpp"
+#include "slimtrain/cli/embed_job.hpp"
 
 #include <array>
 #include <mutex>
@@ -12,7 +12,7 @@
 #include "slimtrain/data/hdf5_handle.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
 
-namespace slimtrain::eval {
+namespace slimtrain::cli {
 namespace {
 
 // Appends row blocks to a fixed-size 2-D (or 1-D) dataset, so memory stays one batch.
@@ -63,7 +63,8 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
   const data::DatasetInfo info = data::read_dataset_info(c.data);
   if (!info.has_split(c.split))
     SLIMTRAIN_THROW(ConfigError, "--split: ", c.data, " has no split '", c.split, "'");
-  const CheckpointModel loaded = load_checkpoint_model(c.checkpoint, info);
+  const eval::CheckpointModel loaded =
+      eval::load_checkpoint_model(eval::resolve_checkpoint(c.checkpoint), info);
   model::ClassifierImpl& net = *loaded.model;
   net.eval();
   torch::NoGradGuard no_grad;
@@ -99,4 +100,4 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
   return rows;
 }
 
-}  // namespace slimtrain::eval
+}  // namespace slimtrain::cli

@@ -1,0 +1,105 @@
+#include "slimtrain/cli/eval_job.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include "slimtrain/comm/agreement.hpp"
+#include "slimtrain/comm/control_plane.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/fault_injection.hpp"
+#include "slimtrain/core/log.hpp"
+#include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/eval/checkpoint_model.hpp"
+#include "slimtrain/eval/evaluator.hpp"
+#include "slimtrain/eval/shard_pass.hpp"
+#include "slimtrain/runtime/device.hpp"
+#include "slimtrain/runtime/job_exit.hpp"
+#include "slimtrain/runtime/runtime.hpp"
+
+namespace slimtrain::cli {
+namespace {
+
+void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded,
+                 const EvalJobConfig& c, int ranks) {
+  if (c.json) {
+    nlohmann::json out = o.metrics.to_json();
+    out["checkpoint"] = loaded.checkpoint;
+    out["split"] = c.split;
+    out["step"] = loaded.step;
+    std::cout << out.dump() << std::endl;
+    return;
+  }
+  std::printf("checkpoint %s (step %lld), split '%s', %lld samples on %d ranks\n",
+              loaded.checkpoint.c_str(), static_cast<long long>(loaded.step), c.split.c_str(),
+              static_cast<long long>(o.metrics.count), ranks);
+  std::printf("accuracy %.4f  macro-F1 %.4f  mean loss %.4f\n", o.metrics.accuracy,
+              o.metrics.macro_f1, o.metrics.mean_loss);
+  std::printf("%-20s %9s %9s %9s %8s\n", "class", "precision", "recall", "f1", "support");
+  for (const eval::ClassMetrics& m : o.metrics.per_class)
+    std::printf("%-20s %9.4f %9.4f %9.4f %8lld\n", m.name.c_str(), m.precision, m.recall, m.f1,
+                static_cast<long long>(m.support));
+  std::fflush(stdout);
+}
+
+int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
+                        const EvalJobConfig& c) {
+  const runtime::DeviceBinding device = runtime::bind_device(rt, control, c.device, c.threads);
+  FaultPlan fault = FaultPlan::from_env();
+  if (fault.armed(rt.rank(), FaultPhase::eval, 0)) fault.fire();
+  const data::DatasetInfo info = data::read_dataset_info(c.data);
+  if (!info.has_split(c.split))
+    SLIMTRAIN_THROW(ConfigError, "--split: ", c.data, " has no split '", c.split, "'");
+
+  // Rank 0 resolves (a run still writing checkpoints could give each rank another one) and
+  // verifies in full; the others wait with the I/O deadline and check sizes only.
+  comm::OpOptions io;
+  io.timeout_s = c.io_timeout_s;
+  io.tag = "resolve-checkpoint";
+  const std::string path = comm::decide_on_root(
+      control, 0,
+      [&] {
+        const std::string dir = eval::resolve_checkpoint(c.checkpoint);
+        log::info("rank 0 resolved --checkpoint ", c.checkpoint, " to ", dir);
+        return dir;
+      },
+      io);
+  eval::CheckpointModel loaded;
+  comm::on_all_ranks(
+      control,
+      [&] {
+        loaded = eval::load_checkpoint_model(
+            path, info, rt.rank() == 0 ? ckpt::VerifyDepth::checksums : ckpt::VerifyDepth::sizes);
+      },
+      io);
+  log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")");
+  if (device.kind == "cuda")
+    loaded.model->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)));
+
+  eval::EvalPolicy policy;
+  policy.deadline_s = c.deadline_s;
+  policy.agree_timeout_s = c.deadline_s;
+  auto local = [&](std::int64_t batch) {
+    return eval::evaluate_shard(*loaded.model, c.data, c.split, rt.rank(), rt.size(), batch,
+                                info.num_classes);
+  };
+  const eval::EvalOutcome o =
+      eval::evaluate(local, control, info.num_classes, info.class_names, c.batch_size, policy);
+  if (!o.ok) SLIMTRAIN_THROW(CommError, "evaluation failed: ", o.reason);
+  if (rt.rank() == 0) print_table(o, loaded, c, rt.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_eval_job(const EvalJobConfig& c) {
+  runtime::Runtime rt;
+  comm::CommConfig cc;
+  cc.deadline.base_s = c.deadline_s;
+  std::unique_ptr<comm::ControlPlane> control;
+  return runtime::run_guarded(rt, [&] {
+    control = std::make_unique<comm::ControlPlane>(rt, "eval", cc);
+    return evaluate_checkpoint(rt, *control, c);
+  });
+}
+
+}  // namespace slimtrain::cli
