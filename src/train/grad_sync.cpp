@@ -2,28 +2,40 @@
 
 #include <algorithm>
 
-#include "slimtrain/comm/tensor_ops.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
 
-OverlapChoice choose_overlap(std::size_t buckets, bool gpu, int cores, int threads) {
+OverlapChoice choose_overlap(std::size_t buckets, bool gpu) {
+  if (!gpu)
+    return {false,
+            "on CPU a step's buckets run once its control decision has checked them on every "
+            "rank (Open MPI corrupts memory on mismatched all-reduces), so none can start during "
+            "backward"};
   if (buckets < 2)
     return {true,
             "one gradient bucket: it starts with backward's last gradient, no backward left "
             "to slow"};
-  if (gpu) return {true, "GPU compute leaves the CPU to the communication thread"};
-  if (cores > threads)
-    return {true, detail::concat(cores, " cores for ", threads,
-                                 " compute threads leave one to the communication thread")};
-  return {false,
-          detail::concat("no spare core (", cores, cores == 1 ? " core, " : " cores, ", threads,
-                         " compute threads): communication during backward would slow it")};
+  return {true, "GPU compute leaves the CPU to issue NCCL work during backward"};
 }
 
-GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm,
+std::size_t GradientSync::count_buckets(const std::vector<torch::Tensor>& params,
+                                        std::size_t bucket_bytes) {
+  std::size_t buckets = 0, current = 0;
+  for (std::size_t k = params.size(); k-- > 0;) {
+    const std::size_t bytes = static_cast<std::size_t>(params[k].numel()) * sizeof(float);
+    if (buckets == 0 || (current > 0 && current + bytes > bucket_bytes)) {
+      ++buckets;
+      current = 0;
+    }
+    current += bytes;
+  }
+  return buckets;
+}
+
+GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& plane,
                            std::size_t bucket_bytes, bool overlap)
-    : params_(std::move(params)), comm_(comm), overlap_(overlap) {
+    : params_(std::move(params)), plane_(plane), overlap_(overlap) {
   slots_.resize(params_.size());
   arrived_.assign(params_.size(), 0);
   std::size_t current_bytes = 0;
@@ -115,12 +127,12 @@ void GradientSync::launch_ready() {
     Bucket& b = buckets_[next_launch_];
     comm::OpOptions options;
     options.tag = "grad-bucket";
-    b.work = comm::all_reduce_async(comm_, b.flat, comm::ReduceOp::avg, options);
+    b.work = plane_.all_reduce_async(b.flat, comm::ReduceOp::avg, options);
     ++next_launch_;
   }
 }
 
-void GradientSync::finish() {
+void GradientSync::launch() {
   torch::NoGradGuard no_grad;
   for (std::size_t bi = 0; bi < buckets_.size(); ++bi) {
     Bucket& b = buckets_[bi];
@@ -139,7 +151,11 @@ void GradientSync::finish() {
     b.ready = true;
   }
   launch_ready();
+}
+
+void GradientSync::wait() {
   for (Bucket& b : buckets_) {
+    if (!b.work) SLIMTRAIN_THROW(Error, "gradient sync: wait() before launch()");
     b.work->wait();
     for (std::size_t k : b.params) params_[k].mutable_grad() = grad_views_[k];
   }

@@ -62,6 +62,17 @@ check "SIGUSR1 to mpirun (forwarded to the ranks) gives exit 75" stopped M 10 mp
 check "  both ranks saw it" contains "r1 WARN  stop requested by signal 10"
 resumed M 19
 
+# A stop on a checkpoint step (--checkpoint-every 8): the step is written once, not a second time
+# over itself (a rename over an existing directory, which NFS or Lustre may refuse).
+checkpoint_events() {  # checkpoint_events RUN STEP: how many checkpoint events name STEP
+  "$PY" -c 'import json, sys
+print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["event"] == "checkpoint" and json.loads(l)["step"] == int(sys.argv[2])))' "$1/metrics.jsonl" "$2"
+}
+check "SIGUSR1 on a checkpoint step gives exit 75" stopped C 10 1 1 8
+check "  the step-8 checkpoint was written once" test "$(checkpoint_events C 8)" = 1
+check "  one step-8 directory, no leftover" test "$(ls C/checkpoints | grep -c 'step-00000008')" = 1
+resumed C 8
+
 # The last step: the stop still wins (the final evaluation could outlast the time left); the rerun
 # trains nothing, evaluates and records done.
 check "SIGUSR1 during the last step gives exit 75" stopped L 10 1 1 32

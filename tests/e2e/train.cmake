@@ -7,3 +7,12 @@ slimtrain_add_e2e(NAME e2e_train_faults COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trai
 # final checkpoint at np 1, 2, 3 equals the trainer's final test evaluation (about 30 s).
 slimtrain_add_e2e(NAME e2e_train_cli_eval COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_cli_eval.sh
                   TIMEOUT 180 LABELS train)
+# Two planes at np 2 and 4: an injected desync ends the job within the step naming ranks and
+# operations; a DataError on rank 1 ends it in seconds with that rank's message; a rank hung in
+# evaluation is named with what it is doing; a slow checkpoint write waits under the I/O deadline.
+slimtrain_add_e2e(NAME e2e_train_planes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_planes.sh
+                  TIMEOUT 300 LABELS train)
+# A one-bucket model's step issues exactly 2 collectives (its bucket and the control reduction),
+# counted from outside with a PMPI interposer, logging every step with --checkpoint-minutes on.
+slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh
+                  TIMEOUT 120 LABELS train ENV MPI_COUNT_LIB=$<TARGET_FILE:slimtrain_mpi_count>)

@@ -62,7 +62,8 @@ check "  within the deadline + 30 s" test "$wall" -le 35
 check "  not before the deadline" test "$wall" -ge 5
 check "  the injection fired" contains "r1 WARN  fault injection .*phase=train step=6 action=hang"
 check "  naming rank 1 as missing" contains "missed its deadline of 5.* s; missing ranks: 1 "
-check "  with the flight recorder" contains "flight recorder train seq .* timed_out"
+check "  with the flight recorder" contains "flight recorder control seq .* timed_out"
+check "  saying what rank 1 is doing" contains "missing ranks: 1 on [^ ]* (at seq [0-9]*; now: data at step 6, in no collective)"
 check "  failed event in metrics.jsonl" json_is "$(events "$R" failed)" '"missing ranks: 1" in e["reason"] and e["step"] == 5'
 check "  the step-4 checkpoint is intact" expect_rc 0 "$S" inspect --json "$R"
 check "  and is the latest" json_is "$out" 'e["step"] == 4'

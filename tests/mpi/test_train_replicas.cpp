@@ -7,8 +7,7 @@
 #include <cstring>
 
 #include "mpi_runtime.hpp"
-#include "slimtrain/comm/communicator.hpp"
-#include "slimtrain/comm/tensor_ops.hpp"
+#include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/model/classifier.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/grad_sync.hpp"
@@ -64,13 +63,10 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
   slimtrain::comm::CommConfig cc;
   cc.chunk_bytes = 8 << 10;  // buckets span several chunks too
   cc.deadline.base_s = 30;
-  auto comm = slimtrain::comm::make_mpi_communicator(rt(), "train", cc);
+  auto plane = slimtrain::comm::make_data_plane(rt(), torch::Device(torch::kCPU), "data", cc);
   {
     torch::NoGradGuard no_grad;
-    for (auto& p : model->parameters()) {
-      torch::Tensor t = p.detach();
-      slimtrain::comm::broadcast(*comm, t, 0);
-    }
+    for (auto& p : model->parameters()) plane->broadcast(p.detach(), 0);
   }
   RunResult result;
   result.initial = flatten(model->parameters());
@@ -80,8 +76,11 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
   oc.momentum = 0.9;
   oc.weight_decay = 1e-3;
   auto optimizer = st::make_optimizer(oc, model->parameters());
-  st::GradientSync sync(model->parameters(), *comm, c.bucket_bytes, overlap);
+  st::GradientSync sync(model->parameters(), *plane, c.bucket_bytes, overlap);
   result.buckets = sync.bucket_count();
+  EXPECT_EQ(result.buckets, st::GradientSync::count_buckets(model->parameters(), c.bucket_bytes));
+  // As the trainer runs it: a step's buckets wait for its control decision (here: released).
+  plane->set_held(true);
 
   const double world = rt().size();
   for (int step = 0; step < steps; ++step) {
@@ -104,7 +103,9 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
     MPI_Allreduce(MPI_IN_PLACE, expected.data(), static_cast<int>(expected.size()), MPI_DOUBLE,
                   MPI_SUM, MPI_COMM_WORLD);
 
-    sync.finish();
+    sync.launch();
+    plane->release();
+    sync.wait();
     grads.clear();
     for (const auto& p : model->parameters()) grads.push_back(p.grad());
     const std::vector<float> averaged = flatten(grads);

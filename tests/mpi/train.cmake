@@ -9,3 +9,9 @@ slimtrain_add_gtest(NAME mpi_train_replicas TIER mpi NP 2 3 4 TIMEOUT 90 CASE_TI
   SOURCES test_train_replicas.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(mpi_train_replicas)
+# The per-step control decision: stop, timed checkpoint and loss in one reduction; a desync named
+# (ranks on each side, first diverging operation) before the mismatched operation runs.
+slimtrain_add_gtest(NAME mpi_train_step_control TIER mpi NP 2 3 4 TIMEOUT 60 CASE_TIMEOUT 20
+  SOURCES test_train_step_control.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(mpi_train_step_control)

@@ -26,6 +26,7 @@ struct TrainConfig {
   double label_smoothing = 0.0;
 
   std::string device = "cpu";
+  std::string precision = "fp32";  ///< fp32, or bf16 (autocast on CUDA; fp32 weights, gradients)
   int threads = 0;
   std::string data_mode = "auto";
   std::int64_t memory_budget_mb = 2048;
@@ -35,6 +36,9 @@ struct TrainConfig {
   std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
   double collective_timeout_s = 120.0;
   double floor_bandwidth_mbps = 50.0;
+  /** @brief I/O phases (resume, waiting for a checkpoint write): base + size / io floor. */
+  double io_timeout_s = 600.0;
+  double io_floor_bandwidth_mbps = 20.0;
 
   std::int64_t eval_every = 0;  ///< steps; 0: only at the end
   std::string eval_split;       ///< "" : val if present, else test

@@ -6,8 +6,10 @@
  * gradients), into buckets of about `bucket_bytes`. An autograd hook copies each gradient into
  * its bucket as soon as it exists; a full bucket starts its all-reduce at once, while backward
  * goes on. Buckets always start in index order on every rank, so the collective sequence is the
- * same everywhere. finish() waits under the communicator's deadline and sets each parameter's
- * .grad to its slice of the bucket, which then holds the average.
+ * same everywhere. launch() starts what backward has not; wait() waits under the data plane's
+ * deadline and sets each parameter's .grad to its slice of the bucket, which then holds the
+ * average. Between the two the trainer runs its per-step control reduction, so a desync (ranks in
+ * different collectives) is caught while the buckets are still in flight.
  */
 #include <torch/torch.h>
 
@@ -16,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "slimtrain/comm/communicator.hpp"
+#include "slimtrain/comm/data_plane.hpp"
 
 namespace slimtrain::train {
 
@@ -27,19 +29,19 @@ struct OverlapChoice {
 };
 
 /**
- * @brief --overlap auto. All-reducing a bucket while backward still runs pays only when
- * something other than the compute threads can drive the communication: a GPU computes, or the
- * rank has a core beyond its intra-op threads. Without a spare core the communication thread's
- * polling MPI_Allreduce takes the core from backward (measured on 2 cores, 1 rank per core: a
- * 4-bucket mlp ran 0.74-0.93x as fast with overlap). A single bucket is complete only with
- * backward's last gradient, so starting it from the hook costs backward nothing.
+ * @brief --overlap auto. On GPU, buckets start from backward's hooks and NCCL overlaps with the
+ * rest of backward. On CPU nothing can: the MPI data plane holds a step's buckets until the step's
+ * control decision has checked them on every rank (DataPlane::set_held), so overlap is off there
+ * (before that check existed, forcing overlap on this 2-core machine made a 4-bucket mlp
+ * 0.74-0.93x as fast anyway: the polling communication thread took backward's core).
  */
-OverlapChoice choose_overlap(std::size_t buckets, bool gpu, int cores, int threads);
+OverlapChoice choose_overlap(std::size_t buckets, bool gpu);
 
 class GradientSync {
  public:
-  GradientSync(std::vector<torch::Tensor> params, comm::Communicator& comm,
-               std::size_t bucket_bytes, bool overlap);
+  /** @brief Buckets live on the parameters' device, which must be the data plane's. */
+  GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& plane, std::size_t bucket_bytes,
+               bool overlap);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
@@ -49,13 +51,23 @@ class GradientSync {
    * is not needed) and resets the per-step bookkeeping.
    */
   void prepare();
+  /** @brief Call after backward: starts every bucket that has not started. */
+  void launch();
   /**
-   * @brief Call after backward: starts what has not started, waits, and points every .grad at
-   * its averaged slice of the bucket (valid until the next prepare()).
+   * @brief Waits for every bucket and points every .grad at its averaged slice of the bucket
+   * (valid until the next prepare()).
    */
-  void finish();
+  void wait();
+  /** @brief launch() then wait(). */
+  void finish() {
+    launch();
+    wait();
+  }
 
   std::size_t bucket_count() const { return buckets_.size(); }
+  /** @brief The number of buckets these parameters would make (no allocation). */
+  static std::size_t count_buckets(const std::vector<torch::Tensor>& params,
+                                   std::size_t bucket_bytes);
   std::size_t bucket_bytes_max() const;
 
  private:
@@ -77,7 +89,7 @@ class GradientSync {
   void launch_ready();
 
   std::vector<torch::Tensor> params_;
-  comm::Communicator& comm_;
+  comm::DataPlane& plane_;
   bool overlap_;
   std::vector<Slot> slots_;
   std::vector<Bucket> buckets_;

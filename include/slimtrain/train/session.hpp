@@ -1,0 +1,79 @@
+#pragma once
+/**
+ * @brief Everything one training run is made of, built once at start-up: the two planes, the
+ * device, the model (with rank 0's weights on every rank), the optimiser, the loader, the
+ * gradient sync, the run log. The trainer's loop only uses what is here.
+ */
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "slimtrain/comm/control_plane.hpp"
+#include "slimtrain/comm/data_plane.hpp"
+#include "slimtrain/core/fault_injection.hpp"
+#include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/train_loader.hpp"
+#include "slimtrain/model/classifier.hpp"
+#include "slimtrain/runtime/device.hpp"
+#include "slimtrain/runtime/runtime.hpp"
+#include "slimtrain/train/config.hpp"
+#include "slimtrain/train/grad_sync.hpp"
+#include "slimtrain/train/run_log.hpp"
+#include "slimtrain/train/schedule.hpp"
+
+namespace slimtrain::train {
+
+/** @brief Where training is: global step, epoch, and step within the epoch. */
+struct Position {
+  std::int64_t step = 0;
+  std::int64_t epoch = 0;
+  std::int64_t epoch_step = 0;
+};
+
+struct Session {
+  const TrainConfig& cfg;
+  runtime::Runtime& rt;
+  /** @brief Decisions: the per-step control reduction, agreements, resume paths. */
+  std::unique_ptr<comm::ControlPlane> control;
+  /** @brief Evaluation statistics only: a late evaluation cannot delay the step decisions. */
+  std::unique_ptr<comm::ControlPlane> eval_control;
+  runtime::DeviceBinding device;
+  torch::Device torch_device{torch::kCPU};
+  data::DatasetInfo info;
+  model::ModelSpec spec;
+  std::shared_ptr<model::ClassifierImpl> model;
+  /** @brief Gradient buckets and the weight broadcast, on the model's device. */
+  std::unique_ptr<comm::DataPlane> data_plane;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<LrSchedule> schedule;
+  std::unique_ptr<data::TrainLoader> loader;
+  std::unique_ptr<GradientSync> sync;
+  OverlapChoice overlap;
+  std::unique_ptr<RunLog> run_log;
+  FaultPlan fault;
+  std::int64_t total_steps = 0;
+  std::string eval_split;
+
+  Session(const TrainConfig& config, runtime::Runtime& runtime) : cfg(config), rt(runtime) {}
+
+  /** @brief Seconds an I/O phase moving about `bytes` may take (--io-timeout, --io-floor-...). */
+  double io_deadline(std::uint64_t bytes) const;
+  /** @brief An upper estimate of one checkpoint's bytes: weights, optimiser state, buffers. */
+  std::uint64_t checkpoint_bytes_estimate() const;
+};
+
+/**
+ * @brief Builds the session up to (not including) resume: planes, device, data, model with rank
+ * 0's weights broadcast over the data plane, optimiser, loader, schedule. Collective.
+ */
+std::unique_ptr<Session> open_session(const TrainConfig& config, runtime::Runtime& runtime);
+
+/**
+ * @brief After resume: the gradient sync (overlap agreed across ranks), the run log, the start
+ * lines and the start event.
+ */
+void start_session(Session& s, const Position& at, bool resumed, double resume_ms);
+
+}  // namespace slimtrain::train

@@ -1,0 +1,136 @@
+#include "slimtrain/train/checkpointer.hpp"
+
+#include <mutex>
+#include <thread>
+
+#include "slimtrain/ckpt/torch_state.hpp"
+#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The CPU generator's state (nothing in training draws from it today; a model with dropout would),
+// so a resumed run draws the same numbers as an uninterrupted one.
+std::string cpu_rng_state() {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  const torch::Tensor t = gen.get_state().contiguous();
+  return std::string(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.nbytes()));
+}
+
+ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
+  ckpt::RetentionPolicy policy;
+  policy.keep_last = cfg.keep_last;
+  policy.best_metric = cfg.best_metric;
+  policy.higher_is_better = cfg.best_metric != "loss";
+  return policy;
+}
+
+}  // namespace
+
+double metric_value(const eval::Metrics& m, const std::string& name) {
+  if (name == "macro_f1") return m.macro_f1;
+  if (name == "loss") return m.mean_loss;
+  return m.accuracy;
+}
+
+Checkpointer::Checkpointer(Session& s, std::int64_t written_step)
+    : s_(s), manager_(s.cfg.out, retention(s.cfg)), written_step_(written_step) {
+  if (s.fault.phase == FaultPhase::checkpoint && s.rt.rank() == 0) {
+    // Test only: a slow file system under the background write of one step.
+    manager_.set_write_hook_for_testing([plan = s.fault](const ckpt::CheckpointState& st) mutable {
+      if (plan.armed(0, FaultPhase::checkpoint, st.step)) plan.fire();
+    });
+  }
+}
+
+bool Checkpointer::due_by_steps(std::int64_t step) const {
+  return s_.cfg.checkpoint_every > 0 && step % s_.cfg.checkpoint_every == 0;
+}
+
+bool Checkpointer::due_by_clock() const {
+  return s_.rt.rank() == 0 && s_.cfg.checkpoint_minutes > 0 &&
+         seconds_since(last_) >= s_.cfg.checkpoint_minutes * 60.0;
+}
+
+void Checkpointer::note_evaluation(const eval::Metrics& metrics) {
+  latest_metric_ = metric_value(metrics, s_.cfg.best_metric);
+  latest_metrics_ = metrics.to_json();
+}
+
+void Checkpointer::wait() {
+  comm::set_activity("checkpoint wait", -1);
+  std::string problem;
+  if (s_.rt.rank() == 0) {
+    try {
+      manager_.wait();
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  // A slow file system delays rank 0 here: the others wait with the I/O deadline, not the
+  // collective one.
+  comm::OpOptions io;
+  io.timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
+  io.tag = "checkpoint-landed";
+  if (!s_.control->agree(problem.empty(), io))
+    SLIMTRAIN_THROW(CommError, "writing the checkpoint failed on rank 0",
+                    problem.empty() ? "" : ": ", problem, "; the previous checkpoint is intact");
+}
+
+void Checkpointer::save(const Position& at) {
+  if (at.step == written_step_) return;  // never the same step twice
+  // Training is blocked from here until save_async returns: waiting for the previous write, the
+  // agreement on it, and the host copy. The write itself runs in the background.
+  const auto blocked_from = Clock::now();
+  wait();
+  const double waited_ms = 1e3 * seconds_since(blocked_from);
+  comm::set_activity("checkpoint copy", at.step);
+  if (s_.rt.rank() == 0) {
+    ckpt::CheckpointState state;
+    state.step = at.step;
+    state.epoch = at.epoch;
+    state.epoch_step = at.epoch_step;
+    state.meta = {
+        {"model", s_.spec.to_json()}, {"fingerprint", s_.spec.fingerprint()}, {"seed", s_.cfg.seed},
+        {"world_size", s_.rt.size()}, {"batch_size", s_.cfg.batch_size},      {"data", s_.cfg.data},
+        {"metrics", latest_metrics_}, {"class_names", s_.info.class_names}};
+    state.tensors = ckpt::host_copy(*s_.model);
+    state.blobs["optimizer"] = ckpt::serialize_optimizer(*s_.optimizer);
+    state.blobs["rng"] = cpu_rng_state();
+    manager_.save_async(std::move(state), latest_metric_);
+  }
+  written_step_ = at.step;
+  last_ = Clock::now();
+  s_.run_log->event("checkpoint", {{"step", at.step},
+                                   {"epoch", at.epoch},
+                                   {"blocking_ms", 1e3 * seconds_since(blocked_from)},
+                                   {"waited_ms", waited_ms},
+                                   {"metric", latest_metric_ ? nlohmann::json(*latest_metric_)
+                                                             : nlohmann::json(nullptr)}});
+}
+
+void Checkpointer::settle_before_abort() {
+  // Seconds a rank other than 0 waits for rank 0 to end the job with its checkpoint landed.
+  constexpr double kPeerGraceSeconds = 5.0;
+  const double limit =
+      s_.rt.rank() == 0 ? s_.io_deadline(s_.checkpoint_bytes_estimate()) : kPeerGraceSeconds;
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(limit));
+  while (Clock::now() < until && (s_.rt.rank() != 0 || manager_.busy()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+std::string Checkpointer::last_written() const {
+  return manager_.last_written();
+}
+
+}  // namespace slimtrain::train

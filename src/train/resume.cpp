@@ -1,0 +1,94 @@
+#include "slimtrain/train/resume.hpp"
+
+#include <cstring>
+#include <mutex>
+
+#include "slimtrain/ckpt/checkpoint_manager.hpp"
+#include "slimtrain/ckpt/torch_state.hpp"
+#include "slimtrain/comm/agreement.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+void set_cpu_rng_state(const std::string& bytes, const std::string& checkpoint) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  if (bytes.size() != static_cast<std::size_t>(gen.get_state().nbytes()))
+    SLIMTRAIN_THROW(DataError, "--resume: checkpoint ", checkpoint, " holds a CPU RNG state of ",
+                    bytes.size(), " bytes; this LibTorch's is ", gen.get_state().nbytes());
+  torch::Tensor t = torch::empty({static_cast<std::int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  gen.set_state(t);
+}
+
+// Rank 0's view of the file system decides which checkpoint, verified in full by rank 0 alone.
+std::string choose_checkpoint(const TrainConfig& cfg) {
+  if (cfg.resume == "none") return "";
+  if (cfg.resume == "auto") return ckpt::CheckpointManager::find_latest_valid(cfg.out).value_or("");
+  // A run directory (or its checkpoints/) means its newest valid checkpoint, as for eval.
+  const std::string path = ckpt::CheckpointManager::resolve(cfg.resume, "--resume");
+  const ckpt::VerifyReport report = ckpt::CheckpointManager::verify(path);
+  if (!report.ok)
+    SLIMTRAIN_THROW(DataError, "--resume ", cfg.resume,
+                    ": checkpoint does not verify: ", report.problem);
+  return path;
+}
+
+}  // namespace
+
+Resumed resume_if_asked(Session& s) {
+  const TrainConfig& cfg = s.cfg;
+  comm::OpOptions io;
+  io.timeout_s = s.io_deadline(s.checkpoint_bytes_estimate());
+  io.tag = "resume";
+  Resumed out;
+  out.path = comm::decide_on_root(
+      *s.control, 0, [&] { return choose_checkpoint(cfg); }, io);
+  if (out.path.empty()) return out;
+
+  comm::on_all_ranks(
+      *s.control,
+      [&] {
+        // Rank 0 hashed it a moment ago; the others check sizes and read.
+        const ckpt::CheckpointState state =
+            ckpt::CheckpointManager::load(out.path, ckpt::VerifyDepth::sizes);
+        const std::string theirs = state.meta.value("fingerprint", std::string());
+        if (theirs != s.spec.fingerprint()) {
+          const std::string what =
+              state.meta.contains("model") ? state.meta["model"].dump() : std::string("unknown");
+          SLIMTRAIN_THROW(ConfigError, "--resume: checkpoint ", out.path, " was written for model ",
+                          what, " but this run builds ", s.spec.to_json().dump(),
+                          "; use --resume none or a matching --model/--data");
+        }
+        ckpt::load_into(*s.model, state);
+        auto blob = state.blobs.find("optimizer");
+        if (blob != state.blobs.end()) ckpt::deserialize_optimizer(*s.optimizer, blob->second);
+        blob = state.blobs.find("rng");
+        if (blob != state.blobs.end()) set_cpu_rng_state(blob->second, out.path);
+        out.at.step = state.step;
+        out.at.epoch = state.epoch;
+        out.at.epoch_step = state.epoch_step;
+        const int their_world = state.meta.value("world_size", s.rt.size());
+        if (their_world != s.rt.size()) {
+          // Keep the epoch and the samples already seen in it; the order of the rest changes.
+          const std::int64_t seen =
+              state.epoch_step * their_world * state.meta.value("batch_size", cfg.batch_size);
+          out.at.epoch_step = seen / (static_cast<std::int64_t>(s.rt.size()) * cfg.batch_size);
+          log::warn("resuming a ", their_world, "-rank checkpoint on ", s.rt.size(),
+                    " ranks: the data order from here on differs from an uninterrupted run");
+        }
+      },
+      io);
+  if (out.at.epoch_step >= s.loader->steps_per_epoch()) {
+    ++out.at.epoch;
+    out.at.epoch_step = 0;
+  }
+  out.resumed = true;
+  log::info_rank0("resumed from ", out.path, " at step ", out.at.step, " (epoch ", out.at.epoch,
+                  ", step ", out.at.epoch_step, " in epoch)");
+  return out;
+}
+
+}  // namespace slimtrain::train

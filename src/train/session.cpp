@@ -1,0 +1,159 @@
+#include "slimtrain/train/session.hpp"
+
+#include <malloc.h>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
+#include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/stop_signal.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
+  model::ModelSpec spec;
+  spec.name = c.model;
+  spec.input_shape = info.input_shape();
+  spec.num_classes = info.num_classes;
+  spec.mlp_widths = c.mlp_widths;
+  spec.vit_patch = c.vit_patch;
+  spec.vit_dim = c.vit_dim;
+  spec.vit_depth = c.vit_depth;
+  spec.vit_heads = c.vit_heads;
+  spec.label_smoothing = c.label_smoothing;
+  return spec;
+}
+
+// glibc hands the freed activation buffers of each step back to the kernel and faults them in
+// again on the next one (about 8000 page faults per cnn-small step, a fifth of the step time).
+// Keeping freed memory in the heap costs nothing beyond the step's peak, which stays resident.
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 128 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+comm::CommConfig comm_config(const TrainConfig& c) {
+  comm::CommConfig cc;
+  cc.deadline.base_s = c.collective_timeout_s;
+  cc.deadline.floor_bytes_per_s = c.floor_bandwidth_mbps * 1e6;
+  cc.chunk_bytes = c.chunk_bytes;
+  return cc;
+}
+
+}  // namespace
+
+double Session::io_deadline(std::uint64_t bytes) const {
+  return cfg.io_timeout_s + static_cast<double>(bytes) / (cfg.io_floor_bandwidth_mbps * 1e6);
+}
+
+std::uint64_t Session::checkpoint_bytes_estimate() const {
+  std::uint64_t bytes = 1u << 20;
+  for (const auto& p : model->parameters())
+    bytes += 3 * static_cast<std::uint64_t>(p.numel()) * p.element_size();  // weights + 2 moments
+  for (const auto& b : model->buffers())
+    bytes += static_cast<std::uint64_t>(b.numel()) * b.element_size();
+  return bytes;
+}
+
+std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& rt) {
+  keep_freed_memory();
+  install_stop_handlers();
+  auto s = std::make_unique<Session>(cfg, rt);
+  s->fault = FaultPlan::from_env();
+  const comm::CommConfig cc = comm_config(cfg);
+  s->control = std::make_unique<comm::ControlPlane>(rt, "control", cc);
+  s->eval_control = std::make_unique<comm::ControlPlane>(rt, "eval", cc);
+  s->device = runtime::bind_device(rt, *s->control, cfg.device, cfg.threads);
+  if (cfg.precision == "bf16" && s->device.kind != "cuda")
+    SLIMTRAIN_THROW(ConfigError,
+                    "--precision bf16: bf16 autocast is implemented for --device cuda only; on "
+                    "CPU train with --precision fp32");
+
+  s->info = data::read_dataset_info(cfg.data);
+  if (!s->info.has_split("train"))
+    SLIMTRAIN_THROW(DataError, cfg.data, ": no /train split to train on");
+  s->eval_split =
+      cfg.eval_split.empty() ? (s->info.has_split("val") ? "val" : "test") : cfg.eval_split;
+  if (!s->info.has_split(s->eval_split))
+    SLIMTRAIN_THROW(ConfigError, "--eval-split: ", cfg.data, " has no split '", s->eval_split, "'");
+
+  s->spec = model_spec(cfg, s->info);
+  torch::manual_seed(cfg.seed);
+  s->model = model::make_model(s->spec);
+  if (s->device.kind == "cuda")
+    s->torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s->device.index));
+  s->model->to(s->torch_device);
+
+  s->data_plane = comm::make_data_plane(rt, s->torch_device, "data", cc);
+  {
+    // Every replica starts from rank 0's weights, on the data plane (NCCL on GPU).
+    torch::NoGradGuard no_grad;
+    comm::OpOptions options;
+    options.tag = "initial-weights";
+    for (auto& p : s->model->parameters()) s->data_plane->broadcast(p.detach(), 0, options);
+    for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
+  }
+
+  s->optimizer = make_optimizer(cfg.optim, s->model->parameters());
+  data::LoaderOptions lo;
+  lo.batch_size = cfg.batch_size;
+  lo.seed = cfg.seed;
+  lo.mode = cfg.data_mode;
+  lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
+  s->loader = std::make_unique<data::TrainLoader>(cfg.data, "train", rt.rank(), rt.size(), lo);
+  if (s->loader->steps_per_epoch() == 0)
+    SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", rt.size(),
+                    " ranks exceeds the ", s->info.split_size("train"),
+                    " training samples: not one step per epoch");
+  s->total_steps = cfg.max_steps > 0 ? cfg.max_steps : cfg.epochs * s->loader->steps_per_epoch();
+  ScheduleConfig sc = cfg.schedule;
+  sc.total_steps = s->total_steps;
+  s->schedule = std::make_unique<LrSchedule>(cfg.optim.lr, sc);
+  return s;
+}
+
+void start_session(Session& s, const Position& at, bool resumed, double resume_ms) {
+  const TrainConfig& cfg = s.cfg;
+  s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed);
+  std::vector<torch::Tensor> params = s.model->parameters();
+  s.overlap = {cfg.overlap == "on", "--overlap " + cfg.overlap};
+  if (cfg.overlap == "auto") {
+    s.overlap = choose_overlap(GradientSync::count_buckets(params, cfg.bucket_bytes),
+                               s.device.kind == "cuda");
+    // Ranks bound differently (mixed hosts) still choose one way together.
+    const bool mine = s.overlap.on;
+    s.overlap.on = s.control->agree(mine);
+    if (mine && !s.overlap.on) s.overlap.reason = "a rank on CPU chose off";
+    s.overlap.reason = "--overlap auto: " + s.overlap.reason;
+  }
+  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, cfg.bucket_bytes, s.overlap.on);
+  // From here on a step's data-plane operations run only once the step's control decision
+  // found them equal on every rank (the MPI plane; NCCL runs them at once).
+  s.data_plane->set_held(true);
+
+  const std::int64_t n_params = model::parameter_count(*s.model);
+  log::info_rank0("model ", s.spec.describe(), ": ", n_params, " parameters");
+  log::info_rank0("data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ",
+                  s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
+                  " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps,
+                  " steps; evaluating on '", s.eval_split, "'");
+  log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision,
+                  "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
+                  s.overlap.on ? "on" : "off", "; ", s.overlap.reason,
+                  "); control plane MPI, data plane ", s.device.kind == "cuda" ? "NCCL" : "MPI");
+  if (s.fault.phase != FaultPhase::none)
+    log::warn("SLIMTRAIN_INJECT is set (test only): ", s.fault.describe());
+  s.run_log->event("start", {{"model", s.spec.to_json()},
+                             {"parameters", n_params},
+                             {"world_size", s.rt.size()},
+                             {"batch_size", cfg.batch_size},
+                             {"device", s.device.describe()},
+                             {"precision", cfg.precision},
+                             {"total_steps", s.total_steps},
+                             {"resumed_at_step", at.step},
+                             {"resume_ms", resume_ms}});
+}
+
+}  // namespace slimtrain::train

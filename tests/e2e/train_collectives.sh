@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The collectives of a training step, counted from outside the program: libslimtrain_mpi_count
+# (tests/support/mpi_count.c) interposes MPI's collectives through PMPI and writes each rank's
+# counts at MPI_Finalize. Two runs that differ only in --max-steps (8 and 16), logging every step
+# and with --checkpoint-minutes on: the difference is 8 steps' worth, 2 collectives per step (the
+# one gradient bucket and the one control reduction), nothing else.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+: "${MPI_COUNT_LIB:?run through ctest, which sets MPI_COUNT_LIB}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+train_data "$work" || exit 1
+
+counted() {  # counted STEPS: trains STEPS steps at np 2 with the interposer
+  mkdir -p "$work/count-$1"
+  expect_rc 0 timeout 120 "$MPIEXEC" -np 2 -x LD_PRELOAD="$MPI_COUNT_LIB" \
+    -x SLIMTRAIN_MPI_COUNT_DIR="$work/count-$1" "$S" train --data "$work/data.h5" \
+    --out "$work/run-$1" --model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 \
+    --log-every 1 --checkpoint-minutes 1000 --eval-every 0 --max-steps "$1" --resume none
+}
+count() {  # count STEPS RANK KIND
+  awk -v k="$3" '$1 == k {print $2}' "$work/count-$1/rank-$2.txt"
+}
+
+check "8 steps under the counter" counted 8
+check "16 steps under the counter" counted 16
+check "  one gradient bucket" contains "gradient buckets: 1 "
+check "  logging every step" json_is "$(events "$work/run-16" train | tail -1)" 'e["step"] == 16'
+for rank in 0 1; do
+  for kind in allreduce bcast barrier allgather other; do
+    echo "  rank $rank $kind: $(count 8 $rank $kind) in 8 steps, $(count 16 $rank $kind) in 16"
+  done
+  per_step=$(( ($(count 16 $rank allreduce) - $(count 8 $rank allreduce)) / 8 ))
+  check "rank $rank: 2 all-reduces per step (bucket + control reduction)" \
+    test "$(( $(count 16 $rank allreduce) - $(count 8 $rank allreduce) ))" -eq 16
+  check "rank $rank: no other collective per step" test \
+    "$(( $(count 16 $rank bcast) + $(count 16 $rank barrier) + $(count 16 $rank allgather) + $(count 16 $rank other) ))" \
+    -eq "$(( $(count 8 $rank bcast) + $(count 8 $rank barrier) + $(count 8 $rank allgather) + $(count 8 $rank other) ))"
+  echo "  rank $rank: $per_step all-reduce(s) per step"
+done
+finish
