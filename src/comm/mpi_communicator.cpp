@@ -11,7 +11,7 @@
 
 #include "slimtrain/comm/chunking.hpp"
 #include "slimtrain/comm/flight_recorder.hpp"
-#include "slimtrain/comm/half.hpp"
+#include "slimtrain/comm/mpi_ops.hpp"
 #include "slimtrain/comm/stall_inspector.hpp"
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/log.hpp"
@@ -40,87 +40,6 @@ struct Op {
   std::exception_ptr error;
 };
 
-// Reduction over 2-byte floats: each element goes through float and is rounded back (RNE).
-template <float (*to_float)(std::uint16_t), std::uint16_t (*from_float)(float), int which>
-void reduce_16(void* in, void* inout, int* len, MPI_Datatype*) {
-  const auto* a = static_cast<const std::uint16_t*>(in);
-  auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) {
-    const float x = to_float(a[i]);
-    const float y = to_float(b[i]);
-    float r = 0;
-    if (which == 0) r = x + y;
-    if (which == 1) r = x > y ? x : y;
-    if (which == 2) r = x < y ? x : y;
-    b[i] = from_float(r);
-  }
-}
-
-// A mixed record is pairs {operator, value}; each pair combines by its own operator. A pair
-// whose operator differs between ranks (a caller bug) comes back with operator 0.
-void reduce_fields(void* in, void* inout, int* len, MPI_Datatype*) {
-  const auto* a = static_cast<const std::int64_t*>(in);
-  auto* b = static_cast<std::int64_t*>(inout);
-  for (int i = 0; i < *len; ++i) {
-    const std::int64_t op = b[2 * i];
-    if (a[2 * i] != op) {
-      b[2 * i] = 0;
-      continue;
-    }
-    const std::int64_t x = a[2 * i + 1];
-    std::int64_t& y = b[2 * i + 1];
-    switch (static_cast<FieldOp>(op)) {
-      case FieldOp::max:
-        y = std::max(x, y);
-        break;
-      case FieldOp::min:
-        y = std::min(x, y);
-        break;
-      case FieldOp::sum:
-        y = static_cast<std::int64_t>(static_cast<std::uint64_t>(x) +
-                                      static_cast<std::uint64_t>(y));
-        break;
-      case FieldOp::sum_f64: {
-        double dx = 0, dy = 0;
-        std::memcpy(&dx, &x, sizeof dx);
-        std::memcpy(&dy, &y, sizeof dy);
-        dy += dx;
-        std::memcpy(&y, &dy, sizeof y);
-        break;
-      }
-      default:
-        b[2 * i] = 0;
-    }
-  }
-}
-
-MPI_Datatype mpi_type(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return MPI_FLOAT;
-    case DType::f64:
-      return MPI_DOUBLE;
-    case DType::i64:
-      return MPI_INT64_T;
-    case DType::f16:
-    case DType::bf16:
-      return MPI_UINT16_T;
-  }
-  return MPI_DATATYPE_NULL;
-}
-
-template <typename T>
-void scale(void* data, std::size_t n, double factor) {
-  T* p = static_cast<T*>(data);
-  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] * factor);
-}
-
-template <float (*to_float)(std::uint16_t), std::uint16_t (*from_float)(float)>
-void scale_16(void* data, std::size_t n, float factor) {
-  auto* p = static_cast<std::uint16_t*>(data);
-  for (std::size_t i = 0; i < n; ++i) p[i] = from_float(to_float(p[i]) * factor);
-}
-
 class MpiWork;
 }  // namespace
 
@@ -130,9 +49,7 @@ struct MpiCommunicator::State {
   int size = 1;
   CommConfig config;
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Op ops16[2][3] = {};  // [f16, bf16][sum, max, min]
-  MPI_Datatype field_type = MPI_DATATYPE_NULL;
-  MPI_Op field_op = MPI_OP_NULL;
+  std::unique_ptr<MpiOps> ops;
   FlightRecorder recorder;
   std::shared_ptr<Progress> progress = std::make_shared<Progress>();
   std::shared_ptr<StallInspector> inspector;
@@ -149,14 +66,6 @@ struct MpiCommunicator::State {
 
   explicit State(const CommConfig& c) : config(c), recorder(c.recorder_entries) {}
 
-  MPI_Op reduce_op(DType dtype, ReduceOp op) const {
-    if (dtype == DType::f16 || dtype == DType::bf16) {
-      const int t = dtype == DType::f16 ? 0 : 1;
-      return ops16[t][op == ReduceOp::max ? 1 : op == ReduceOp::min ? 2 : 0];
-    }
-    return op == ReduceOp::max ? MPI_MAX : op == ReduceOp::min ? MPI_MIN : MPI_SUM;
-  }
-
   void execute(Op& op) {
     switch (op.kind) {
       case OpKind::barrier:
@@ -167,8 +76,8 @@ struct MpiCommunicator::State {
         return;
       case OpKind::fields:
         SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, op.owned.data(),
-                                          static_cast<int>(op.owned.size() / 2), field_type,
-                                          field_op, comm));
+                                          static_cast<int>(op.owned.size() / 2), ops->field_type(),
+                                          ops->field_op(), comm));
         return;
       case OpKind::all_gather:
         SLIMTRAIN_CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, op.owned.data(),
@@ -182,7 +91,7 @@ struct MpiCommunicator::State {
     }
     const std::size_t element = dtype_size(op.dtype);
     const MPI_Datatype type = mpi_type(op.dtype);
-    const MPI_Op mop = reduce_op(op.dtype, op.reduce);
+    const MPI_Op mop = ops->reduce_op(op.dtype, op.reduce);
     for (const Piece& piece :
          plan_pieces(op.count, element, config.chunk_bytes, config.max_elements_per_call)) {
       void* ptr = static_cast<char*>(op.data) + piece.offset * element;
@@ -194,22 +103,7 @@ struct MpiCommunicator::State {
       SLIMTRAIN_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, ptr, n, type, mop, comm));
       if (op.reduce != ReduceOp::avg) continue;
       // Averaging piece by piece while it is still in cache.
-      switch (op.dtype) {
-        case DType::f32:
-          scale<float>(ptr, piece.count, 1.0 / size);
-          break;
-        case DType::f64:
-          scale<double>(ptr, piece.count, 1.0 / size);
-          break;
-        case DType::f16:
-          scale_16<half_to_float, float_to_half>(ptr, piece.count, 1.0f / static_cast<float>(size));
-          break;
-        case DType::bf16:
-          scale_16<bf16_to_float, float_to_bf16>(ptr, piece.count, 1.0f / static_cast<float>(size));
-          break;
-        case DType::i64:
-          break;  // rejected at enqueue
-      }
+      scale_in_place(ptr, piece.count, op.dtype, 1.0 / size);
     }
   }
 
@@ -343,21 +237,7 @@ MpiCommunicator::MpiCommunicator(const runtime::Runtime& runtime, std::string na
   SLIMTRAIN_CHECK_MPI(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(s.comm, &s.rank));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_size(s.comm, &s.size));
-  SLIMTRAIN_CHECK_MPI(
-      MPI_Op_create(&reduce_16<half_to_float, float_to_half, 0>, 1, &s.ops16[0][0]));
-  SLIMTRAIN_CHECK_MPI(
-      MPI_Op_create(&reduce_16<half_to_float, float_to_half, 1>, 1, &s.ops16[0][1]));
-  SLIMTRAIN_CHECK_MPI(
-      MPI_Op_create(&reduce_16<half_to_float, float_to_half, 2>, 1, &s.ops16[0][2]));
-  SLIMTRAIN_CHECK_MPI(
-      MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 0>, 1, &s.ops16[1][0]));
-  SLIMTRAIN_CHECK_MPI(
-      MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 1>, 1, &s.ops16[1][1]));
-  SLIMTRAIN_CHECK_MPI(
-      MPI_Op_create(&reduce_16<bf16_to_float, float_to_bf16, 2>, 1, &s.ops16[1][2]));
-  SLIMTRAIN_CHECK_MPI(MPI_Type_contiguous(2, MPI_INT64_T, &s.field_type));
-  SLIMTRAIN_CHECK_MPI(MPI_Type_commit(&s.field_type));
-  SLIMTRAIN_CHECK_MPI(MPI_Op_create(&reduce_fields, 1, &s.field_op));
+  s.ops = std::make_unique<MpiOps>();
   s.id = s.inspector->add(s.progress, s.name);
   std::shared_ptr<State> keep = state_;
   s.worker = std::thread([keep] { keep->run(); });
@@ -398,11 +278,7 @@ MpiCommunicator::~MpiCommunicator() {
   lock.unlock();
   s.worker.join();
   s.inspector->remove(s.id);
-  for (auto& row : s.ops16) {
-    for (MPI_Op& op : row) MPI_Op_free(&op);
-  }
-  MPI_Op_free(&s.field_op);
-  MPI_Type_free(&s.field_type);
+  s.ops.reset();
   MPI_Comm_free(&s.comm);
 }
 
