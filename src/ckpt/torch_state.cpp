@@ -77,10 +77,15 @@ std::string serialize_optimizer(const torch::optim::Optimizer& optimizer) {
 }
 
 void deserialize_optimizer(torch::optim::Optimizer& optimizer, const std::string& bytes) {
+  // The state goes where the parameters are: LibTorch's optimizers do not move it themselves,
+  // and the archive remembers the writer's device (rank 0's cuda:0, or a GPU run resumed on CPU).
+  torch::Device device(torch::kCPU);
+  for (const auto& group : optimizer.param_groups())
+    if (!group.params().empty()) device = group.params().front().device();
   try {
     torch::serialize::InputArchive archive;
     std::istringstream in(bytes);
-    archive.load_from(in);
+    archive.load_from(in, device);
     optimizer.load(archive);
   } catch (const c10::Error& e) {
     SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint does not fit this optimizer: ",

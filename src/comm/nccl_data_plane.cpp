@@ -87,8 +87,9 @@ struct NcclOp {
   double timeout_s = 0;
   Clock::time_point deadline;
   Event ready;  // on the compute stream: the inputs are written
-  Event done;   // on the NCCL stream: the results are written
+  Event done;   // on the NCCL stream: the results are written (recorded once enqueued)
   std::shared_ptr<void> keep_alive;
+  bool enqueued = false;  // NCCL has put the group's kernels on its stream
   bool finished = false;
 };
 
@@ -112,6 +113,10 @@ struct State {
   std::uint64_t next_seq = 0;
   std::atomic<std::uint64_t> bytes_reduced{0};
   std::deque<std::shared_ptr<NcclOp>> outstanding;  // issue order
+  // A group whose ncclGroupEnd answered ncclInProgress: NCCL enqueues it in the background (it
+  // may wait for peers to connect on first use). Nothing waits for it until the next launch or a
+  // wait(), so the step's control decision, which catches a desync, still runs meanwhile.
+  std::shared_ptr<NcclOp> pending;
 
   explicit State(const CommConfig& c) : config(c), recorder(c.recorder_entries) {}
 
@@ -158,11 +163,37 @@ struct State {
     progress->clear_current(op.summary.seq);
   }
 
+  // One look at a pending group: true once NCCL has enqueued it (its done event is recorded).
+  bool try_enqueued(NcclOp& op) {
+    if (op.enqueued) return true;
+    ncclResult_t state = ncclSuccess;
+    SLIMTRAIN_CHECK_NCCL(ncclCommGetAsyncError(comm, &state));
+    if (state == ncclInProgress) return false;
+    if (state != ncclSuccess) {
+      abort(op.summary.describe() + " failed: " + ncclGetErrorString(state));
+      SLIMTRAIN_THROW(CommError, name, " ", op.summary.describe(),
+                      " failed: ", ncclGetErrorString(state));
+    }
+    SLIMTRAIN_CHECK_CUDA(cudaEventRecord(op.done.get(), stream));
+    op.enqueued = true;
+    if (pending.get() == &op) pending.reset();
+    return true;
+  }
+
+  // Until the pending group is enqueued, or its deadline (then the stall report, and abort).
+  void finish_enqueue(NcclOp& op) {
+    while (!try_enqueued(op)) {
+      if (Clock::now() > op.deadline) throw timeout(op);
+      std::this_thread::sleep_for(kPollSleep);
+    }
+  }
+
   // Releases finished operations in order, so `outstanding.front()` is the one running now.
   void reap() {
     while (!outstanding.empty()) {
       NcclOp& op = *outstanding.front();
-      if (!op.finished && cudaEventQuery(op.done.get()) != cudaSuccess) break;
+      if (!op.finished && (!try_enqueued(op) || cudaEventQuery(op.done.get()) != cudaSuccess))
+        break;
       finish(op);
       outstanding.pop_front();
     }
@@ -177,6 +208,8 @@ struct State {
       SLIMTRAIN_THROW(CommError, name, " ", to_string(kind),
                       ": the NCCL communicator was aborted earlier (", abort_reason, ")");
     }
+    // Non-blocking NCCL takes no new call while a group is still being enqueued.
+    if (pending) finish_enqueue(*pending);
     reap();
     auto op = std::make_shared<NcclOp>();
     op->summary.seq = ++next_seq;
@@ -193,13 +226,25 @@ struct State {
     SLIMTRAIN_CHECK_CUDA(cudaEventRecord(op->ready.get(), compute_stream(device)));
     SLIMTRAIN_CHECK_CUDA(cudaStreamWaitEvent(stream, op->ready.get(), 0));
     recorder.started(op->summary.seq);
-    // All pieces in one group: enqueued back to back, settled once.
+    // All pieces in one group, enqueued back to back. A failing piece still closes the group:
+    // an open group would silently batch every later NCCL call of this thread.
     SLIMTRAIN_CHECK_NCCL(ncclGroupStart());
-    enqueue_pieces();
-    SLIMTRAIN_CHECK_NCCL(ncclGroupEnd());
-    settle(op->deadline, "ncclGroupEnd");
-    SLIMTRAIN_CHECK_CUDA(cudaEventRecord(op->done.get(), stream));
+    try {
+      enqueue_pieces();
+    } catch (const Error& e) {
+      ncclGroupEnd();
+      abort(e.what());
+      throw;
+    }
+    const ncclResult_t ended = ncclGroupEnd();
+    if (ended != ncclSuccess && ended != ncclInProgress) {
+      abort(std::string("ncclGroupEnd failed: ") + ncclGetErrorString(ended));
+      SLIMTRAIN_THROW(CommError, name, " ", op->summary.describe(),
+                      ": ncclGroupEnd failed: ", ncclGetErrorString(ended));
+    }
     outstanding.push_back(op);
+    pending = op;
+    try_enqueued(*op);  // usually at once; else later, without holding this thread up
     publish_current();
     return op;
   }
@@ -229,6 +274,14 @@ class NcclWork final : public Work {
       // Kernels the caller enqueues from now on read the results: order them after the
       // collective on the GPU, whatever the host sees below.
       std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+      if (!op_->enqueued && !state_->aborted) {
+        try {
+          state_->finish_enqueue(*op_);
+        } catch (const TimeoutError&) {
+          timeout_ = std::current_exception();
+          throw;
+        }
+      }
       if (!ordered_ && !state_->aborted) {
         SLIMTRAIN_CHECK_CUDA(
             cudaStreamWaitEvent(compute_stream(state_->device), op_->done.get(), 0));
@@ -269,8 +322,11 @@ class NcclWork final : public Work {
 
   bool completed() const override {
     std::lock_guard<std::recursive_mutex> lock(state_->mutex);
-    if (!op_->finished && cudaEventQuery(op_->done.get()) == cudaSuccess) state_->reap();
-    return op_->finished || cudaEventQuery(op_->done.get()) == cudaSuccess;
+    if (op_->finished) return true;
+    if (state_->aborted || !state_->try_enqueued(*op_)) return false;
+    if (cudaEventQuery(op_->done.get()) != cudaSuccess) return false;
+    state_->reap();
+    return true;
   }
 
  private:
@@ -288,12 +344,20 @@ class NcclDataPlane final : public DataPlane {
     State& s = *state_;
     s.name = std::move(name);
     s.config.deadline.deadline_for(0);  // validates the policy up front
-    s.device = device.index() >= 0 ? device.index() : 0;
+    s.device = device.index();
     int current = -1;
     SLIMTRAIN_CHECK_CUDA(cudaGetDevice(&current));
     if (current != s.device)
       SLIMTRAIN_THROW(ConfigError, s.name, ": data plane for cuda:", s.device,
                       " but the current CUDA device is ", current, " (runtime::bind_device)");
+    int version = 0;
+    SLIMTRAIN_CHECK_NCCL(ncclGetVersion(&version));
+    // Non-blocking communicators (the deadline around every collective) came with NCCL 2.14.
+    if (version < NCCL_VERSION(2, 14, 0))
+      SLIMTRAIN_THROW(ConfigError, "--device cuda: the NCCL library loaded is version ", version,
+                      "; slimtrain needs 2.14 or later (non-blocking communicators)");
+    if (version != NCCL_VERSION_CODE)
+      log::info_rank0("NCCL ", version, " loaded, built against ", NCCL_VERSION_CODE);
     s.rank = runtime.rank();
     s.size = runtime.size();
     s.inspector = StallInspector::acquire(runtime);
@@ -304,7 +368,9 @@ class NcclDataPlane final : public DataPlane {
     const ncclUniqueId id = nccl_bootstrap_id(bootstrap, 0);
     ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
     nccl_config.blocking = 0;
-    nccl_config.commName = s.name.c_str();
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    nccl_config.commName = s.name.c_str();  // named in NCCL's own logs (2.27 on)
+#endif
     SLIMTRAIN_CHECK_NCCL(ncclCommInitRankConfig(&s.comm, s.size, id, s.rank, &nccl_config));
     s.settle(after(s.config.deadline.base_s), "ncclCommInitRankConfig");
     // Every rank has its communicator before any rank issues a collective on it.
@@ -320,13 +386,18 @@ class NcclDataPlane final : public DataPlane {
       if (std::uncaught_exceptions() == 0)
         for (const auto& op : s.outstanding) limit = std::max(limit, op->deadline);
       while (true) {
-        s.reap();
-        if (s.outstanding.empty() || Clock::now() > limit) break;
+        try {
+          s.reap();
+        } catch (const Error& e) {
+          log::error(e.what());
+          break;
+        }
+        if (s.aborted || s.outstanding.empty() || Clock::now() > limit) break;
         std::this_thread::sleep_for(kPollSleep);
       }
       if (!s.outstanding.empty()) {
         s.abort("operations still outstanding at destruction");
-      } else {
+      } else if (!s.aborted) {
         // Finalize flushes and, being non-blocking, settles under a deadline (abort if not).
         ncclCommFinalize(s.comm);
         try {
@@ -345,10 +416,18 @@ class NcclDataPlane final : public DataPlane {
     s.inspector->remove(s.id);
   }
 
-  const std::string& name() const override { return state_->name; }
-  int rank() const override { return state_->rank; }
-  int size() const override { return state_->size; }
-  std::uint64_t bytes_reduced() const override { return state_->bytes_reduced.load(); }
+  const std::string& name() const override {
+    return state_->name;
+  }
+  int rank() const override {
+    return state_->rank;
+  }
+  int size() const override {
+    return state_->size;
+  }
+  std::uint64_t bytes_reduced() const override {
+    return state_->bytes_reduced.load();
+  }
   void dump_flight_recorder() const override {
     for (const std::string& line : state_->recorder.format(state_->name)) log::warn(line);
   }
@@ -421,7 +500,11 @@ ncclUniqueId nccl_bootstrap_id(ControlPlane& control, int root) {
 std::unique_ptr<DataPlane> make_nccl_data_plane(const runtime::Runtime& runtime,
                                                 const torch::Device& device, std::string name,
                                                 const CommConfig& config) {
-  return std::make_unique<NcclDataPlane>(runtime, device, std::move(name), config);
+  int index = device.index();
+  if (index < 0) SLIMTRAIN_CHECK_CUDA(cudaGetDevice(&index));  // "cuda" means the current one
+  return std::make_unique<NcclDataPlane>(
+      runtime, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)), std::move(name),
+      config);
 }
 
 }  // namespace slimtrain::comm

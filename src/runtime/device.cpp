@@ -48,7 +48,14 @@ std::string device_uuid(int index) {
   return out;
 }
 
+// Every check is agreed before the next step, so all ranks fail alike and none waits in a
+// collective a failed rank never joins; the device is set only once no two ranks share it (on
+// GPUs in exclusive-process mode the second context would fail with a raw CUDA error).
 int bind_gpu(const Runtime& runtime, comm::ControlPlane& control) {
+  auto agreed = [&control](std::string problem, const char* elsewhere) {
+    if (control.agree(problem.empty())) return;
+    throw ConfigError(problem.empty() ? std::string(elsewhere) : problem, __FILE__, __LINE__);
+  };
   int count = 0;
   std::string why;
   const cudaError_t rc = cudaGetDeviceCount(&count);
@@ -57,7 +64,6 @@ int bind_gpu(const Runtime& runtime, comm::ControlPlane& control) {
     why = cudaGetErrorString(rc);
     count = 0;
   }
-  // Every rank learns whether every rank found a GPU, so all fail alike.
   std::string problem;
   int index = -1;
   try {
@@ -65,16 +71,13 @@ int bind_gpu(const Runtime& runtime, comm::ControlPlane& control) {
   } catch (const ConfigError& e) {
     problem = e.what();
   }
-  if (!control.agree(problem.empty())) {
-    if (problem.empty()) problem = "--device cuda: another rank has no usable GPU (see its error)";
-    throw ConfigError(problem, __FILE__, __LINE__);
-  }
-  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));
-  if (!torch::cuda::is_available()) {
-    SLIMTRAIN_THROW(ConfigError,
-                    "--device cuda: this slimtrain's LibTorch was built without CUDA (Debian's "
-                    "libtorch is CPU-only); build against a CUDA LibTorch, see INSTALL.md");
-  }
+  agreed(problem, "--device cuda: another rank has no usable GPU (see its error)");
+  if (!torch::cuda::is_available())
+    problem =
+        "--device cuda: this slimtrain's LibTorch was built without CUDA (Debian's libtorch is "
+        "CPU-only); build against a CUDA LibTorch, see INSTALL.md";
+  agreed(problem, "--device cuda: another rank's LibTorch has no CUDA (see its error)");
+
   std::vector<std::int64_t> mine = pack_slot(runtime.hostname());
   const std::vector<std::int64_t> uuid = pack_slot(device_uuid(index));
   mine.insert(mine.end(), uuid.begin(), uuid.end());
@@ -84,8 +87,9 @@ int bind_gpu(const Runtime& runtime, comm::ControlPlane& control) {
     const std::int64_t* slot = all.data() + static_cast<std::size_t>(r) * 2 * kSlotWords;
     gpus.push_back({unpack_slot(slot), unpack_slot(slot + kSlotWords)});
   }
-  const std::string shared = shared_gpu(gpus);
+  const std::string shared = shared_gpu(gpus);  // the same verdict on every rank
   if (!shared.empty()) throw ConfigError(shared, __FILE__, __LINE__);
+  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));
   return index;
 }
 #endif
@@ -114,13 +118,10 @@ int choose_gpu(int local_rank, int local_size, int devices, const std::string& h
     SLIMTRAIN_THROW(ConfigError, "--device cuda: no usable GPU on host ", host,
                     why_none.empty() ? "" : " (", why_none, why_none.empty() ? "" : ")");
   }
-  if (devices == 1) return 0;
-  if (local_size > devices) {
-    SLIMTRAIN_THROW(ConfigError, "--device cuda: ", local_size, " ranks on host ", host,
-                    " but only ", devices, " GPUs visible to each; start at most one rank per GPU",
-                    " (or give each task its own: srun --gpus-per-task=1)");
-  }
-  return local_rank;
+  (void)local_size;
+  // Fewer visible GPUs than local ranks is right when each task sees its own (srun
+  // --gpus-per-task); when they are the same GPUs, shared_gpu names the ranks that collide.
+  return local_rank % devices;
 }
 
 std::string shared_gpu(const std::vector<GpuIdentity>& gpus) {

@@ -45,6 +45,18 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
                   "' (choose sgd or adamw)");
 }
 
+void clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> norms;
+  for (const torch::Tensor& p : params)
+    if (p.grad().defined()) norms.push_back(p.grad().norm(2));
+  if (norms.empty()) return;
+  const torch::Tensor total = torch::stack(norms).norm(2);
+  const torch::Tensor scale = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (const torch::Tensor& p : params)
+    if (p.grad().defined()) p.grad().mul_(scale);
+}
+
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }

@@ -97,8 +97,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   const StepDecision decision = control_->decide(vote);
   s.sync->wait();
   timer_.enter(kOptimizer, step);
-  if (cfg_.clip_grad_norm > 0)
-    torch::nn::utils::clip_grad_norm_(s.model->parameters(), cfg_.clip_grad_norm);
+  if (cfg_.clip_grad_norm > 0) clip_grad_norm(s.model->parameters(), cfg_.clip_grad_norm);
   s.optimizer->step();
   ++pos_.step;
   ++pos_.epoch_step;

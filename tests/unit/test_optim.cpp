@@ -146,3 +146,30 @@ TEST(Optim, BadConfigsNameTheOption) {
   c.eps = 0;
   EXPECT_EQ(config_error_of(c).rfind("--eps", 0), 0u);
 }
+
+TEST(Optim, ClipGradNormMatchesLibTorchAndLeavesSmallGradientsAlone) {
+  auto make = [](double scale) {
+    std::vector<torch::Tensor> params;
+    for (int k = 0; k < 3; ++k) {
+      torch::Tensor p = torch::zeros({4, k + 2}, torch::requires_grad());
+      p.mutable_grad() = torch::arange(4.0 * (k + 2)).reshape({4, k + 2}) * scale - 3.0;
+      params.push_back(p);
+    }
+    return params;
+  };
+  auto ours = make(1.0), theirs = make(1.0);
+  slimtrain::train::clip_grad_norm(ours, 2.5);
+  torch::nn::utils::clip_grad_norm_(theirs, 2.5);
+  for (std::size_t k = 0; k < ours.size(); ++k)
+    EXPECT_TRUE(torch::allclose(ours[k].grad(), theirs[k].grad(), 1e-6, 1e-7)) << "tensor " << k;
+  double total = 0;
+  for (const auto& p : ours) total += p.grad().pow(2).sum().item<double>();
+  EXPECT_NEAR(std::sqrt(total), 2.5, 1e-4);
+  auto small = make(1e-3), before = make(1e-3);
+  for (auto& p : small) p.mutable_grad() = p.grad() * 1e-3;
+  for (auto& p : before) p.mutable_grad() = p.grad() * 1e-3;
+  slimtrain::train::clip_grad_norm(small, 1e3);
+  for (std::size_t k = 0; k < small.size(); ++k)
+    EXPECT_TRUE(torch::equal(small[k].grad(), before[k].grad()))
+        << "scaled although below the limit";
+}

@@ -24,7 +24,10 @@ void load_into(torch::nn::Module& module, const CheckpointState& state,
 
 /** @brief The optimizer's state as torch OutputArchive bytes (for CheckpointState::blobs). */
 std::string serialize_optimizer(const torch::optim::Optimizer& optimizer);
-/** @brief Inverse of serialize_optimizer; DataError when the bytes do not fit this optimizer. */
+/**
+ * @brief Inverse of serialize_optimizer, the state placed on the device of the optimizer's
+ * parameters; DataError when the bytes do not fit this optimizer.
+ */
 void deserialize_optimizer(torch::optim::Optimizer& optimizer, const std::string& bytes);
 
 }  // namespace slimtrain::ckpt

@@ -39,11 +39,11 @@ int cores_per_rank(int local_size);
 /** @brief The thread count bind_device uses: `requested`, or max(1, cores / local_size) if 0. */
 int choose_threads(int requested, int cores, int local_size);
 /**
- * @brief The GPU index for `local_rank`, among the `devices` this process sees: the local rank
- * when the process sees a GPU per local rank (or more), 0 when it sees exactly one (Slurm's
- * --gpus-per-task=1 or a per-task CUDA_VISIBLE_DEVICES gives each task its own; shared_gpu checks
- * that they differ). ConfigError naming the host when local ranks outnumber several visible
- * GPUs, or when there is none (`why_none` says why, e.g. no driver).
+ * @brief The GPU index for `local_rank` among the `devices` this process sees: local_rank %
+ * devices. That is the local rank when every task sees all of a node's GPUs, and one of the
+ * task's own when each sees only its own (srun --gpus-per-task, a per-task CUDA_VISIBLE_DEVICES);
+ * when ranks would end up on one GPU, shared_gpu names them. ConfigError naming the host when
+ * there is no GPU (`why_none` says why, e.g. no driver).
  */
 int choose_gpu(int local_rank, int local_size, int devices, const std::string& host,
                const std::string& why_none);

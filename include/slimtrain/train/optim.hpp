@@ -26,6 +26,13 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
 /** @brief Sets the learning rate of every parameter group (the schedule calls this each step). */
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 
+/**
+ * @brief Scales the gradients so their global L2 norm is at most `max_norm` (as
+ * torch::nn::utils::clip_grad_norm_, whose result it matches), computing on the gradients' device:
+ * LibTorch's version reads the norm back to the host, a device synchronisation every step on GPU.
+ */
+void clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
+
 /** @brief The learning rate of the first parameter group. */
 double learning_rate(const torch::optim::Optimizer& optimizer);
 
