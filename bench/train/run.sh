@@ -11,6 +11,8 @@
 #            buckets run once its control decision has checked them on every rank, so on and off
 #            should match: the check costs no extra collective (it is the step's one control
 #            reduction)
+#   torchscript: cnn-small written in Python and scripted (tests/e2e/torchscript_models.py), as
+#            --model torchscript:cnn.pt, against the built-in cnn-small (target: within 5%)
 #   eval:    bytes each rank sends in an evaluation of 10 classes (the eval event's bytes_sent)
 # Throughput is the steady state: WARMUP steps are left out (slimtrain's done event samples_per_s,
 # which also leaves out evaluation and checkpoint time; the peer's --warmup-steps). No evaluation
@@ -72,8 +74,15 @@ peer() {
   fi
 }
 
+# cnn-small as a user would bring it: scripted in Python (needs python3-torch, as the peer does).
+if [ "$have_peer" = 1 ]; then
+  mkdir -p "$work/models"
+  "$PY" "$root/tests/e2e/torchscript_models.py" "$work/models" 1 28 28 10
+fi
+
 # Each slimtrain configuration next to its peer, so the pairs see the same machine.
 configs=(cnn2)
+[ "$have_peer" = 1 ] && configs+=(cnn2-ts)
 [ "$have_peer" = 1 ] && configs+=(peer2 peer2-glibc)
 configs+=(cnn1)
 if [ "$have_peer" = 1 ] && [ "$peer_1rank" = 1 ]; then configs+=(peer1); fi
@@ -82,6 +91,7 @@ run_config() {  # run_config CONFIG REP
   local c=$1 r=$2
   case $c in
     cnn2) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 ;;
+    cnn2-ts) slim "$c.$r" 2 "$steps" --model "torchscript:$work/models/cnn.pt" --batch-size 64 ;;
     cnn1) slim "$c.$r" 1 "$steps" --model cnn-small --batch-size 64 ;;
     cnn2-off) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 --overlap off ;;
     mlp2 | mlp2-off)
@@ -150,6 +160,7 @@ def eval_bytes(run):
 
 configs = {
     "cnn2": ("slimtrain cnn-small, 2 ranks (defaults: overlap auto)", slim_sps),
+    "cnn2-ts": ("slimtrain cnn-small as TorchScript, 2 ranks", slim_sps),
     "peer2": ("DDP peer cnn-small, 2 ranks", peer_sps),
     "peer2-glibc": ("DDP peer cnn-small, 2 ranks, glibc heap defaults", peer_sps),
     "cnn1": ("slimtrain cnn-small, 1 rank", slim_sps),
@@ -159,7 +170,7 @@ configs = {
     "mlp2-off": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks, overlap off", slim_sps),
 }
 if not have_peer:
-    del configs["peer2"], configs["peer2-glibc"], configs["peer1"]
+    del configs["peer2"], configs["peer2-glibc"], configs["peer1"], configs["cnn2-ts"]
 elif peer_1rank != "1":
     del configs["peer1"]
 
@@ -205,6 +216,9 @@ print()
 if have_peer:
     r = ratio(med["cnn2"], med["peer2"])
     print(f"slimtrain / peer at 2 ranks: {r:.3f} (target >= 1.10)")
+if have_peer:
+    print(f"cnn-small as TorchScript / built-in at 2 ranks: {ratio(med['cnn2-ts'], med['cnn2']):.3f} "
+          "(target >= 0.95)")
 eff = ratio(med["cnn2"], 2 * med["cnn1"])
 print(f"slimtrain scaling 1 -> 2 ranks: efficiency {eff:.3f} (target >= 0.95)")
 if "peer1" in configs:
@@ -225,5 +239,9 @@ print(f"RESULT train overlap model=cnn-small batch=64 on_sps={med['cnn2']:.1f} "
 print(f"RESULT train overlap model=mlp-{widths.replace(',', 'x')} batch={mlp_batch} "
       f"on_sps={med['mlp2']:.1f} off_sps={med['mlp2-off']:.1f} "
       f"ratio={ratio(med['mlp2'], med['mlp2-off']):.3f}")
+if have_peer:
+    print(f"RESULT train torchscript model=cnn-small ranks=2 builtin_sps={med['cnn2']:.1f} "
+          f"script_sps={med['cnn2-ts']:.1f} ratio={ratio(med['cnn2-ts'], med['cnn2']):.3f} "
+          "target=0.95")
 print(f"RESULT train eval_bytes_per_rank={eval_b} limit=1024")
 EOF

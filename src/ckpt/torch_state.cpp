@@ -29,42 +29,53 @@ std::vector<TensorEntry> host_copy(const torch::nn::Module& module, const std::s
   return entries;
 }
 
-void load_into(torch::nn::Module& module, const CheckpointState& state, const std::string& prefix) {
+namespace {
+std::map<std::string, const torch::Tensor*> saved_tensors(const CheckpointState& state,
+                                                          const std::string& prefix) {
   std::map<std::string, const torch::Tensor*> saved;
   for (const TensorEntry& e : state.tensors)
     if (e.name.compare(0, prefix.size(), prefix) == 0)
       saved[e.name.substr(prefix.size())] = &e.tensor;
+  return saved;
+}
+}  // namespace
 
+std::string first_difference(const torch::nn::Module& module, const CheckpointState& state,
+                             const std::string& prefix) {
+  const auto saved = saved_tensors(state, prefix);
   const auto targets = module_tensors(module);
   for (const auto& [name, target] : targets) {
     if (!target.defined()) continue;
     const auto it = saved.find(name);
     if (it == saved.end())
-      SLIMTRAIN_THROW(DataError, "checkpoint (step ", state.step, ") has no tensor '", prefix, name,
-                      "' for the model's parameter '", name, "' of shape ", target.sizes(),
-                      ": it was written for a different model");
+      return detail::concat("the checkpoint (step ", state.step, ") has no tensor '", prefix, name,
+                            "' for the model's '", name, "' of shape ", target.sizes());
     const torch::Tensor& source = *it->second;
     if (source.sizes() != target.sizes())
-      SLIMTRAIN_THROW(DataError, "parameter '", name, "': checkpoint has shape ", source.sizes(),
-                      ", the model has shape ", target.sizes(),
-                      ": the checkpoint was written for a different model or configuration");
+      return detail::concat("'", name, "' has shape ", source.sizes(), " in the checkpoint and ",
+                            target.sizes(), " in the model");
     if (source.scalar_type() != target.scalar_type())
-      SLIMTRAIN_THROW(DataError, "parameter '", name, "': checkpoint has dtype ",
-                      source.scalar_type(), ", the model has ", target.scalar_type());
+      return detail::concat("'", name, "' is ", source.scalar_type(), " in the checkpoint and ",
+                            target.scalar_type(), " in the model");
   }
-  if (saved.size() != targets.size()) {
-    for (const auto& [name, tensor] : saved) {
-      bool found = false;
-      for (const auto& t : targets) found = found || t.first == name;
-      if (!found)
-        SLIMTRAIN_THROW(DataError, "checkpoint tensor '", prefix, name, "' (shape ",
-                        tensor->sizes(),
-                        ") has no counterpart in the model: it was written for a different model");
-    }
+  for (const auto& [name, tensor] : saved) {
+    bool found = false;
+    for (const auto& t : targets) found = found || t.first == name;
+    if (!found)
+      return detail::concat("the checkpoint's '", prefix, name, "' (shape ", tensor->sizes(),
+                            ") has no counterpart in the model");
   }
+  return "";
+}
 
+void load_into(torch::nn::Module& module, const CheckpointState& state, const std::string& prefix) {
+  const std::string difference = first_difference(module, state, prefix);
+  if (!difference.empty())
+    SLIMTRAIN_THROW(DataError, "checkpoint of step ", state.step,
+                    " does not fit this model: ", difference);
+  const auto saved = saved_tensors(state, prefix);
   torch::NoGradGuard no_grad;
-  for (const auto& [name, target] : targets)
+  for (const auto& [name, target] : module_tensors(module))
     if (target.defined()) target.copy_(*saved.at(name));
 }
 

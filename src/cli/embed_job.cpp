@@ -63,8 +63,8 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
   const data::DatasetInfo info = data::read_dataset_info(c.data);
   if (!info.has_split(c.split))
     SLIMTRAIN_THROW(ConfigError, "--split: ", c.data, " has no split '", c.split, "'");
-  const eval::CheckpointModel loaded =
-      eval::load_checkpoint_model(eval::resolve_checkpoint(c.checkpoint), info);
+  const eval::CheckpointModel loaded = eval::load_checkpoint_model(
+      eval::resolve_checkpoint(c.checkpoint), info, ckpt::VerifyDepth::checksums, c.model);
   model::ClassifierImpl& net = *loaded.model;
   net.eval();
   torch::NoGradGuard no_grad;
@@ -98,6 +98,14 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
     SLIMTRAIN_CHECK_HDF5(H5Fflush(file, H5F_SCOPE_GLOBAL), where);
   });
   return rows;
+}
+
+std::string run_script_export(const EmbedJobConfig& c) {
+  const eval::CheckpointModel loaded =
+      eval::load_checkpoint_model(eval::resolve_checkpoint(c.checkpoint), c.model);
+  ckpt::write_file_atomically(c.output, c.force, "-o",
+                              [&](const std::string& tmp) { loaded.model->save_script(tmp); });
+  return loaded.checkpoint;
 }
 
 }  // namespace slimtrain::cli

@@ -14,6 +14,7 @@ int run_eval(const std::vector<std::string>& args) {
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 data file")
     ("checkpoint", po::value(&c.checkpoint)->required(), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), or a run directory for its newest checkpoint that verifies (resolved once, on rank 0)")
+    ("model", po::value(&c.model)->default_value(""), "torchscript:PATH.pt: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
     ("split", bound(c.split), "train, val or test")
     ("batch-size", bound(c.batch_size), "evaluation batch per rank")
     ("device", bound(c.device), "cpu or cuda")

@@ -68,7 +68,8 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
       control,
       [&] {
         loaded = eval::load_checkpoint_model(
-            path, info, rt.rank() == 0 ? ckpt::VerifyDepth::checksums : ckpt::VerifyDepth::sizes);
+            path, info, rt.rank() == 0 ? ckpt::VerifyDepth::checksums : ckpt::VerifyDepth::sizes,
+            c.model);
       },
       io);
   log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")");

@@ -11,14 +11,17 @@ int run_export(const std::vector<std::string>& args) {
   CommandLine cl(
       "export",
       "slimtrain export --checkpoint PATH -o weights.h5 [--force]\n"
+      "       slimtrain export --torchscript --checkpoint PATH -o trained.pt [--force]\n"
       "       slimtrain export --embeddings --checkpoint PATH --data F.h5 [--split test] "
       "-o features.h5",
       "Writes a checkpoint's weights to HDF5: one dataset per parameter and buffer under "
       "its parameter name (e.g. /conv1.weight), plus a root attribute 'model_spec' "
       "(JSON). With --embeddings, writes instead the model's pre-head features of every "
       "sample of a split: /embeddings [N, F] float32 and /labels [N] int64 in the "
-      "split's row order. The checkpoint is verified first; the output appears "
-      "atomically. Runs as one process (no mpirun needed).");
+      "split's row order. With --torchscript (a torchscript:PATH model), writes the "
+      "TorchScript module with the trained weights, in eval mode, for torch.jit.load. The "
+      "checkpoint is verified first; the output appears atomically. Runs as one process "
+      "(no mpirun needed).");
   EmbedJobConfig e;
   // clang-format off
   cl.add()
@@ -26,7 +29,9 @@ int run_export(const std::vector<std::string>& args) {
                                                "or a run directory for its newest checkpoint that verifies")
       ("output,o", po::value(&e.output), "the HDF5 file to write")
       ("force", po::bool_switch(&e.force), "replace an existing output file")
-      ("embeddings", po::bool_switch(), "export features of a split instead of weights")
+      ("embeddings", po::bool_switch(), "export features of a split instead of weights (a torchscript model needs an embed method)")
+      ("torchscript", po::bool_switch(), "export the trained TorchScript module (torchscript:PATH models) instead of HDF5 weights")
+      ("model", po::value(&e.model), "torchscript:PATH.pt: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
       ("data", po::value(&e.data), "--embeddings: the HDF5 data file")
       ("split", bound(e.split), "--embeddings: train, val or test")
       ("batch-size", bound(e.batch_size), "--embeddings: samples per forward pass")
@@ -43,6 +48,14 @@ int run_export(const std::vector<std::string>& args) {
   if (!cl.parse(args)) return kExitOk;
   if (!cl.has("checkpoint")) SLIMTRAIN_THROW(ConfigError, "--checkpoint is required");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
+  if (cl.get<bool>("torchscript")) {
+    if (cl.get<bool>("embeddings"))
+      SLIMTRAIN_THROW(ConfigError, "--torchscript and --embeddings: choose one");
+    if (cl.has("data")) SLIMTRAIN_THROW(ConfigError, "--data: not used with --torchscript");
+    const std::string used = run_script_export(e);
+    std::cout << "exported " << used << " -> " << e.output << " (TorchScript, eval mode)\n";
+    return kExitOk;
+  }
   if (cl.get<bool>("embeddings")) {
     if (!cl.has("data"))
       SLIMTRAIN_THROW(ConfigError, "--embeddings needs --data (the HDF5 data file)");

@@ -28,22 +28,45 @@ std::string resolve_checkpoint(const std::string& checkpoint) {
   return ckpt::CheckpointManager::resolve(follow_latest(checkpoint), "--checkpoint");
 }
 
-CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
-                                      ckpt::VerifyDepth depth) {
+namespace {
+
+CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt::VerifyDepth depth,
+                     const std::string& model) {
   CheckpointModel out;
   out.checkpoint = dir;
   const ckpt::CheckpointState state = ckpt::CheckpointManager::load(out.checkpoint, depth);
   if (!state.meta.contains("model"))
     SLIMTRAIN_THROW(DataError, out.checkpoint, ": state.json has no model description");
-  const model::ModelSpec spec = model::ModelSpec::from_json(state.meta["model"]);
-  if (spec.input_shape != info.input_shape() || spec.num_classes != info.num_classes)
+  model::ModelSpec spec = model::ModelSpec::from_json(state.meta["model"]);
+  if (!model.empty()) {
+    model::ModelSpec given;
+    given.set_model(model);
+    if (spec.name != "torchscript" || given.name != "torchscript")
+      SLIMTRAIN_THROW(ConfigError, "--model ", model, ": checkpoint ", out.checkpoint, " holds a ",
+                      spec.model_option(),
+                      " model; --model only says where the TorchScript file of a torchscript "
+                      "checkpoint is now");
+    spec.script_path = given.script_path;
+  }
+  if (info && (spec.input_shape != info->input_shape() || spec.num_classes != info->num_classes))
     SLIMTRAIN_THROW(ConfigError, "--checkpoint ", out.checkpoint, " was trained for ",
-                    spec.to_json().dump(), " but ", info.path, " holds ", info.num_classes,
+                    spec.describe(), " but ", info->path, " holds ", info->num_classes,
                     " classes of another input shape");
   out.model = model::make_model(spec);
   ckpt::load_into(*out.model, state);
   out.step = state.step;
   return out;
+}
+
+}  // namespace
+
+CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
+                                      ckpt::VerifyDepth depth, const std::string& model) {
+  return load(dir, &info, depth, model);
+}
+
+CheckpointModel load_checkpoint_model(const std::string& dir, const std::string& model) {
+  return load(dir, nullptr, ckpt::VerifyDepth::checksums, model);
 }
 
 }  // namespace slimtrain::eval

@@ -8,13 +8,14 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/cnn_small.hpp"
 #include "slimtrain/model/mlp.hpp"
+#include "slimtrain/model/torchscript.hpp"
 #include "slimtrain/model/vit_tiny.hpp"
 
 namespace slimtrain::model {
 namespace {
 
 template <typename Sizes>
-std::string format_shape(const Sizes& sizes) {
+std::string shape_text(const Sizes& sizes) {
   std::ostringstream out;
   out << '[';
   bool first = true;
@@ -26,12 +27,57 @@ std::string format_shape(const Sizes& sizes) {
   return out.str();
 }
 
+constexpr const char* kScriptPrefix = "torchscript:";
+
 }  // namespace
+
+std::string format_shape(c10::IntArrayRef sizes) {
+  return shape_text(sizes);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0)
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  return text;
+}
+
+void ModelSpec::set_model(const std::string& value, const std::string& option) {
+  const std::string prefix = kScriptPrefix;
+  if (value.compare(0, prefix.size(), prefix) == 0) {
+    script_path = value.substr(prefix.size());
+    if (script_path.empty())
+      SLIMTRAIN_THROW(ConfigError, option, ": 'torchscript:' needs a path, e.g. torchscript:m.pt");
+    name = "torchscript";
+    return;
+  }
+  for (const std::string& known : model_names()) {
+    if (value == known) {
+      name = value;
+      return;
+    }
+  }
+  SLIMTRAIN_THROW(ConfigError, option, ": '", value,
+                  "' is not one of mlp, cnn-small, vit-tiny, torchscript:PATH.pt");
+}
+
+std::string ModelSpec::model_option() const {
+  return name == "torchscript" ? kScriptPrefix + script_path : name;
+}
 
 std::string ModelSpec::describe() const {
   std::ostringstream out;
-  out << name << " input " << format_shape(input_shape) << " classes " << num_classes;
-  if (name == "mlp") out << " widths " << format_shape(mlp_widths);
+  out << model_option() << " input " << shape_text(input_shape) << " classes " << num_classes;
+  if (name == "mlp") out << " widths " << shape_text(mlp_widths);
   if (name == "vit-tiny") {
     out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
         << vit_heads;
@@ -49,7 +95,12 @@ nlohmann::json ModelSpec::to_json() const {
           {"vit_dim", vit_dim},
           {"vit_depth", vit_depth},
           {"vit_heads", vit_heads},
-          {"label_smoothing", label_smoothing}};
+          {"label_smoothing", label_smoothing},
+          {"script_path", script_path},
+          {"script_signature", script_signature},
+          {"logits_output", logits_output},
+          {"model_loss", model_loss},
+          {"jit_optimize", jit_optimize}};
 }
 
 ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
@@ -65,6 +116,11 @@ ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
     spec.vit_depth = j.value("vit_depth", spec.vit_depth);
     spec.vit_heads = j.value("vit_heads", spec.vit_heads);
     spec.label_smoothing = j.value("label_smoothing", spec.label_smoothing);
+    spec.script_path = j.value("script_path", spec.script_path);
+    spec.script_signature = j.value("script_signature", spec.script_signature);
+    spec.logits_output = j.value("logits_output", spec.logits_output);
+    spec.model_loss = j.value("model_loss", spec.model_loss);
+    spec.jit_optimize = j.value("jit_optimize", spec.jit_optimize);
   } catch (const nlohmann::json::exception& e) {
     SLIMTRAIN_THROW(ConfigError, "model spec: ", e.what());
   }
@@ -81,6 +137,7 @@ std::string ModelSpec::fingerprint() const {
   if (name == "vit-tiny") {
     arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
   }
+  if (name == "torchscript") arch["script"] = script_signature;  // not the path: files move
   const std::string text = arch.dump();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
@@ -92,8 +149,8 @@ Output ClassifierImpl::make_output(torch::Tensor logits, const torch::Tensor& y)
   Output out;
   if (y.defined()) {
     if (y.dim() != 1 || y.size(0) != logits.size(0)) {
-      SLIMTRAIN_THROW(DataError, "model ", spec_.name, ": labels of shape ",
-                      format_shape(y.sizes()), " do not match a batch of ", logits.size(0));
+      SLIMTRAIN_THROW(DataError, "model ", spec_.name, ": labels of shape ", shape_text(y.sizes()),
+                      " do not match a batch of ", logits.size(0));
     }
     namespace F = torch::nn::functional;
     out.loss = F::cross_entropy(
@@ -108,7 +165,7 @@ torch::Tensor ClassifierImpl::as_images(const torch::Tensor& x) const {
   if (x.dim() == 4 && x.size(1) == c && x.size(2) == h && x.size(3) == w) return x;
   if (x.dim() == 3 && c == 1 && x.size(1) == h && x.size(2) == w) return x.unsqueeze(1);
   SLIMTRAIN_THROW(DataError, "model ", spec_.name, " expects a batch of shape [B,", c, ",", h, ",",
-                  w, "], got ", format_shape(x.sizes()));
+                  w, "], got ", shape_text(x.sizes()));
 }
 
 std::array<std::int64_t, 3> image_shape(const ModelSpec& spec) {
@@ -116,7 +173,7 @@ std::array<std::int64_t, 3> image_shape(const ModelSpec& spec) {
   if (s.size() == 3) return {s[0], s[1], s[2]};
   if (s.size() == 2) return {1, s[0], s[1]};
   SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, " needs image samples [C,H,W] or [H,W], but ",
-                  "the data has samples of shape ", format_shape(s),
+                  "the data has samples of shape ", shape_text(s),
                   "; use --model mlp for feature vectors");
 }
 
@@ -127,7 +184,7 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   for (const auto d : spec.input_shape) {
     if (d <= 0) {
       SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": input shape ",
-                      format_shape(spec.input_shape), " has a non-positive dimension");
+                      shape_text(spec.input_shape), " has a non-positive dimension");
     }
   }
   if (spec.num_classes < 2) {
@@ -140,13 +197,27 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   if (spec.name == "mlp") return std::make_shared<MlpImpl>(spec);
   if (spec.name == "cnn-small") return std::make_shared<CnnSmallImpl>(spec);
   if (spec.name == "vit-tiny") return std::make_shared<VitTinyImpl>(spec);
+  if (spec.name == "torchscript") return std::make_shared<TorchScriptClassifierImpl>(spec);
   SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
-                  "' (choose mlp, cnn-small or vit-tiny)");
+                  "' (choose mlp, cnn-small, vit-tiny or torchscript:PATH.pt)");
 }
 
-std::int64_t parameter_count(const torch::nn::Module& module) {
+void ClassifierImpl::save_script(const std::string& path) {
+  SLIMTRAIN_THROW(ConfigError, "export --torchscript: ", path, ": model ", spec_.name,
+                  " is built in, not a TorchScript module (export its weights to HDF5 instead)");
+}
+
+std::vector<torch::Tensor> ClassifierImpl::trainable_parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : parameters(/*recurse=*/true))
+    if (p.requires_grad()) out.push_back(p);
+  return out;
+}
+
+std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_only) {
   std::int64_t count = 0;
-  for (const auto& p : module.parameters(/*recurse=*/true)) count += p.numel();
+  for (const auto& p : module.parameters(/*recurse=*/true))
+    if (!trainable_only || p.requires_grad()) count += p.numel();
   return count;
 }
 

@@ -56,10 +56,13 @@ Resumed resume_if_asked(Session& s) {
             ckpt::CheckpointManager::load(out.path, ckpt::VerifyDepth::sizes);
         const std::string theirs = state.meta.value("fingerprint", std::string());
         if (theirs != s.spec.fingerprint()) {
-          const std::string what =
-              state.meta.contains("model") ? state.meta["model"].dump() : std::string("unknown");
-          SLIMTRAIN_THROW(ConfigError, "--resume: checkpoint ", out.path, " was written for model ",
-                          what, " but this run builds ", s.spec.to_json().dump(),
+          model::ModelSpec written = s.spec;
+          if (state.meta.contains("model"))
+            written = model::ModelSpec::from_json(state.meta["model"]);
+          const std::string difference = ckpt::first_difference(*s.model, state);
+          SLIMTRAIN_THROW(ConfigError, "--resume: checkpoint ", out.path, " was written for ",
+                          written.describe(), " but this run builds ", s.spec.describe(),
+                          difference.empty() ? "" : "; first difference: ", difference,
                           "; use --resume none or a matching --model/--data");
         }
         ckpt::load_into(*s.model, state);

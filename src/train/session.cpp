@@ -12,7 +12,10 @@ namespace {
 
 model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
   model::ModelSpec spec;
-  spec.name = c.model;
+  spec.set_model(c.model);
+  spec.logits_output = c.logits_output;
+  spec.model_loss = c.model_loss;
+  spec.jit_optimize = c.jit_optimize;
   spec.input_shape = info.input_shape();
   spec.num_classes = info.num_classes;
   spec.mlp_widths = c.mlp_widths;
@@ -43,6 +46,18 @@ comm::CommConfig comm_config(const TrainConfig& c) {
 }
 
 }  // namespace
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+void Session::sync_buffers() {
+  comm::OpOptions options;
+  options.tag = "buffers";
+  for (auto& b : model->buffers()) data_plane->broadcast(b, 0, options);
+}
 
 double Session::io_deadline(std::uint64_t bytes) const {
   return cfg.io_timeout_s + static_cast<double>(bytes) / (cfg.io_floor_bandwidth_mbps * 1e6);
@@ -79,12 +94,20 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   if (!s->info.has_split(s->eval_split))
     SLIMTRAIN_THROW(ConfigError, "--eval-split: ", cfg.data, " has no split '", s->eval_split, "'");
 
-  s->spec = model_spec(cfg, s->info);
   torch::manual_seed(cfg.seed);
-  s->model = model::make_model(s->spec);
+  s->model = model::make_model(model_spec(cfg, s->info));
+  s->spec = s->model->spec();  // with what loading taught it (a script's signature)
   if (s->device.kind == "cuda")
     s->torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s->device.index));
   s->model->to(s->torch_device);
+  // Before any collective: a JIT's slow first iterations, and a wrong output shape, here.
+  s->model->probe(cfg.batch_size, s->torch_device);
+  const std::vector<std::string> dropped = s->model->dropped_outputs();
+  if (cfg.strict_slim && !dropped.empty())
+    SLIMTRAIN_THROW(ConfigError, "--strict-slim: ", s->spec.model_option(), "'s forward returns ",
+                    dropped.size(), " output", dropped.size() == 1 ? "" : "s",
+                    " beside the logits: ", join(dropped),
+                    "; return only the logits (and the loss), or drop --strict-slim");
 
   s->data_plane = comm::make_data_plane(rt, s->torch_device, "data", cc);
   {
@@ -96,7 +119,8 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
   }
 
-  s->optimizer = make_optimizer(cfg.optim, s->model->parameters());
+  // Frozen parameters (requires_grad false) are neither optimised nor synchronised.
+  s->optimizer = make_optimizer(cfg.optim, s->model->trainable_parameters());
   data::LoaderOptions lo;
   lo.batch_size = cfg.batch_size;
   lo.seed = cfg.seed;
@@ -117,7 +141,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
 void start_session(Session& s, const Position& at, bool resumed, double resume_ms) {
   const TrainConfig& cfg = s.cfg;
   s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed);
-  std::vector<torch::Tensor> params = s.model->parameters();
+  std::vector<torch::Tensor> params = s.model->trainable_parameters();
   s.overlap = {cfg.overlap == "on", "--overlap " + cfg.overlap};
   if (cfg.overlap == "auto") {
     s.overlap = choose_overlap(GradientSync::count_buckets(params, cfg.bucket_bytes),
@@ -134,7 +158,10 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.data_plane->set_held(true);
 
   const std::int64_t n_params = model::parameter_count(*s.model);
-  log::info_rank0("model ", s.spec.describe(), ": ", n_params, " parameters");
+  const std::int64_t n_trainable = model::parameter_count(*s.model, /*trainable_only=*/true);
+  log::info_rank0(
+      "model ", s.spec.describe(), ": ", n_params, " parameters",
+      n_trainable == n_params ? std::string() : detail::concat(" (", n_trainable, " trainable)"));
   log::info_rank0("data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ",
                   s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
                   " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps,
@@ -147,6 +174,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
     log::warn("SLIMTRAIN_INJECT is set (test only): ", s.fault.describe());
   s.run_log->event("start", {{"model", s.spec.to_json()},
                              {"parameters", n_params},
+                             {"trainable_parameters", n_trainable},
+                             {"dropped_outputs", s.model->dropped_outputs()},
                              {"world_size", s.rt.size()},
                              {"batch_size", cfg.batch_size},
                              {"device", s.device.describe()},

@@ -58,6 +58,7 @@ class Trainer {
   StepTimer timer_;
   SteadyRate steady_;
   Position pos_;
+  bool told_dropped_ = false;
 };
 
 StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
@@ -97,11 +98,20 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   const StepDecision decision = control_->decide(vote);
   s.sync->wait();
   timer_.enter(kOptimizer, step);
-  if (cfg_.clip_grad_norm > 0) clip_grad_norm(s.model->parameters(), cfg_.clip_grad_norm);
+  if (cfg_.clip_grad_norm > 0) clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
   s.optimizer->step();
   ++pos_.step;
   ++pos_.epoch_step;
   timer_.count_step();
+  if (!told_dropped_) {
+    // Named once: what the model's forward returned and the slim boundary kept from everything.
+    told_dropped_ = true;
+    const std::vector<std::string> dropped = s.model->dropped_outputs();
+    if (!dropped.empty() && rt_.rank() == 0)
+      log::warn("forward returned ", dropped.size(), " output", dropped.size() == 1 ? "" : "s",
+                " beside the logits: ", join(dropped),
+                ": dropped at the slim boundary, they never reach a collective");
+  }
   timer_.enter(kData, pos_.step + 1);
   return decision;
 }
@@ -131,6 +141,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
       cfg_.eval_every > 0 && pos_.step % cfg_.eval_every == 0 && pos_.step < s.total_steps;
   if (eval_now) {
     timer_.pause("evaluation", pos_.step);
+    s.sync_buffers();
     const eval::EvalOutcome o = run_evaluation(s, s.eval_split, "evaluation", pos_.step);
     if (o.ok) checkpoints_->note_evaluation(o.metrics);
     timer_.reset_window();
@@ -138,6 +149,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   // Written whether or not the evaluation at this step ran.
   if ((checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due) && pos_.step < s.total_steps) {
     timer_.pause("checkpoint", pos_.step);
+    s.sync_buffers();
     checkpoints_->save(pos_);
   }
   steady_.paused_s += seconds_since(paused_from);
@@ -150,6 +162,7 @@ int Trainer::stop_for_requeue() {
             stop_signal() ? " " + std::to_string(stop_signal()) : std::string(),
             " on some rank: checkpointing at step ", pos_.step, " and exiting for requeue");
   timer_.pause("checkpoint", pos_.step);
+  s_->sync_buffers();
   checkpoints_->save(pos_);  // nothing new when this step was just checkpointed
   checkpoints_->wait();
   s_->run_log->event("stopped",
@@ -166,6 +179,7 @@ void Trainer::finish() {
     steady_rate = steady_steps * cfg_.batch_size * rt_.size() / std::max(steady_s, 1e-9);
   s.run_log->end_progress_line();
   timer_.pause("checkpoint", pos_.step);
+  s.sync_buffers();
   checkpoints_->save(pos_);
   checkpoints_->wait();
   const eval::EvalOutcome final_eval =

@@ -73,10 +73,10 @@ check "  final parameters still bit-identical" same_weights A C 48
 
 check "an mlp resuming the cnn checkpoint exits 2" \
   expect_rc 2 train --model mlp "${cnn[@]}" --out B --resume auto
-check "  explaining the mismatch" contains "was written for model .*cnn-small.* but this run builds .*mlp"
+check "  explaining the mismatch" contains "was written for cnn-small.* but this run builds mlp.*; first difference: "
 check "an explicit --resume PATH of another model exits 2" \
   expect_rc 2 train --model mlp "${cnn[@]}" --out D --resume "$work/C0/checkpoints/step-00000008"
-check "  naming the checkpoint" contains "C0/checkpoints/step-00000008 was written for model"
+check "  naming the checkpoint" contains "C0/checkpoints/step-00000008 was written for"
 check "  and leaves no run directory behind" test ! -e D/metrics.jsonl
 check "an explicit corrupt checkpoint exits 2" \
   expect_rc 2 train --model cnn-small "${cnn[@]}" --out D --resume "$work/C0/checkpoints/step-00000016"

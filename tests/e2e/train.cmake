@@ -16,3 +16,7 @@ slimtrain_add_e2e(NAME e2e_train_planes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trai
 # counted from outside with a PMPI interposer, logging every step with --checkpoint-minutes on.
 slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh
                   TIMEOUT 120 LABELS train ENV MPI_COUNT_LIB=$<TARGET_FILE:slimtrain_mpi_count>)
+# Your own model: TorchScript modules written by python3-torch, trained at np 2 behind the slim
+# boundary, exported, resumed, and checked against a plain PyTorch loop.
+slimtrain_add_e2e(NAME e2e_torchscript COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torchscript.sh
+                  TIMEOUT 300 LABELS train)

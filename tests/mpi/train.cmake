@@ -15,3 +15,11 @@ slimtrain_add_gtest(NAME mpi_train_step_control TIER mpi NP 2 3 4 TIMEOUT 60 CAS
   SOURCES test_train_step_control.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(mpi_train_step_control)
+# TorchScript modules (written by python3-torch in the test) trained data-parallel: replicas
+# bit-identical, frozen parameters untouched, BatchNorm statistics identical after the broadcast.
+slimtrain_add_gtest(NAME mpi_train_torchscript TIER mpi NP 2 3 4 TIMEOUT 120 CASE_TIMEOUT 60
+  SOURCES test_train_torchscript.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(mpi_train_torchscript)
+target_compile_definitions(mpi_train_torchscript PRIVATE
+  SLIMTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -238,3 +238,63 @@ TEST(Model, EachModelFitsATinyBatch) {
     EXPECT_LT(last, 0.5 * first) << name << ": loss " << first << " -> " << last;
   }
 }
+
+TEST(Model, ModelOptionParsesBuiltInsAndTorchScriptPaths) {
+  slimtrain::model::ModelSpec spec;
+  spec.set_model("vit-tiny");
+  EXPECT_EQ(spec.name, "vit-tiny");
+  EXPECT_EQ(spec.model_option(), "vit-tiny");
+  spec.set_model("torchscript:models/m.pt");
+  EXPECT_EQ(spec.name, "torchscript");
+  EXPECT_EQ(spec.script_path, "models/m.pt");
+  EXPECT_EQ(spec.model_option(), "torchscript:models/m.pt");
+  for (const std::string bad : {"resnet", "torchscript:", "TorchScript:m.pt", ""}) {
+    try {
+      slimtrain::model::ModelSpec s;
+      s.set_model(bad, "--model");
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const slimtrain::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--model"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Model, TorchScriptSpecRoundTripsAndItsFingerprintFollowsTheSignatureNotThePath) {
+  slimtrain::model::ModelSpec a;
+  a.set_model("torchscript:/old/place/m.pt");
+  a.input_shape = {1, 8, 8};
+  a.num_classes = 4;
+  a.script_signature = "p fc.weight float32 [4,64];";
+  a.logits_output = "1";
+  a.model_loss = true;
+  const auto back = slimtrain::model::ModelSpec::from_json(a.to_json());
+  EXPECT_EQ(back.script_path, a.script_path);
+  EXPECT_EQ(back.script_signature, a.script_signature);
+  EXPECT_EQ(back.logits_output, "1");
+  EXPECT_TRUE(back.model_loss);
+  slimtrain::model::ModelSpec moved = a;
+  moved.script_path = "/new/place/m.pt";
+  EXPECT_EQ(moved.fingerprint(), a.fingerprint());
+  slimtrain::model::ModelSpec other = a;
+  other.script_signature = "p fc.weight float32 [5,64];";
+  EXPECT_NE(other.fingerprint(), a.fingerprint());
+}
+
+TEST(Model, SizesPeopleRead) {
+  using slimtrain::model::format_bytes;
+  EXPECT_EQ(format_bytes(816), "816 B");
+  EXPECT_EQ(format_bytes(1024), "1.0 KiB");
+  EXPECT_EQ(format_bytes(1u << 20), "1.0 MiB");
+  EXPECT_EQ(slimtrain::model::format_shape({64, 16, 256}), "[64,16,256]");
+}
+
+TEST(Model, BuiltInsHaveNoScriptToExport) {
+  slimtrain::model::ModelSpec spec;
+  spec.set_model("mlp");
+  spec.input_shape = {4};
+  spec.num_classes = 3;
+  auto model = slimtrain::model::make_model(spec);
+  EXPECT_TRUE(model->dropped_outputs().empty());
+  EXPECT_EQ(model->trainable_parameters().size(), model->parameters().size());
+  EXPECT_THROW(model->save_script("/tmp/never.pt"), slimtrain::ConfigError);
+}

@@ -15,6 +15,14 @@ std::vector<TensorEntry> host_copy(const torch::nn::Module& module,
                                    const std::string& prefix = "model/");
 
 /**
+ * @brief "" when `state` holds exactly `module`'s tensors (prefix+name, same shapes and dtypes),
+ * else the first difference: "'fc2.weight' has shape [5, 16] in the checkpoint and [4, 16] in the
+ * model".
+ */
+std::string first_difference(const torch::nn::Module& module, const CheckpointState& state,
+                             const std::string& prefix = "model/");
+
+/**
  * @brief Copies the tensors named prefix+<name> into `module`'s parameters and buffers. Every name
  * and shape is checked before anything is copied; a missing, extra, mis-shaped or mis-typed tensor
  * is a DataError naming the parameter (and both shapes), so a checkpoint of another model exits 2.

@@ -13,6 +13,7 @@ namespace slimtrain::cli {
 struct EmbedJobConfig {
   std::string data;
   std::string checkpoint;
+  std::string model;  ///< "torchscript:PATH": the module file of a torchscript checkpoint
   std::string split = "test";
   std::string output;
   std::int64_t batch_size = 512;
@@ -22,5 +23,11 @@ struct EmbedJobConfig {
 
 /** @brief Runs as one process; the output appears atomically. Returns the number of rows. */
 std::int64_t run_embed_job(const EmbedJobConfig& config);
+
+/**
+ * @brief `slimtrain export --torchscript`: the checkpoint's TorchScript module with its trained
+ * weights, in eval mode, written atomically to `config.output`. Returns the checkpoint used.
+ */
+std::string run_script_export(const EmbedJobConfig& config);
 
 }  // namespace slimtrain::cli

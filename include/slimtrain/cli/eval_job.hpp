@@ -8,6 +8,7 @@ namespace slimtrain::cli {
 struct EvalJobConfig {
   std::string data;
   std::string checkpoint;
+  std::string model;  ///< "torchscript:PATH": the module file of a torchscript checkpoint
   std::string split = "test";
   std::int64_t batch_size = 512;
   std::string device = "cpu";

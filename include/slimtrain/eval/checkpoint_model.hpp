@@ -28,9 +28,14 @@ std::string resolve_checkpoint(const std::string& checkpoint);
 /**
  * @brief Verifies the step directory `dir` (to `depth`) and loads it into a model built from its
  * stored spec. A checkpoint whose input shape or class count differs from `info` is a
- * ConfigError naming both files.
+ * ConfigError naming both files. `model` ("torchscript:PATH") supplies the module file of a
+ * torchscript checkpoint when it is no longer where the checkpoint recorded it.
  */
 CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
-                                      ckpt::VerifyDepth depth = ckpt::VerifyDepth::checksums);
+                                      ckpt::VerifyDepth depth = ckpt::VerifyDepth::checksums,
+                                      const std::string& model = "");
+
+/** @brief The same without a data file: the input shape and classes recorded in the checkpoint. */
+CheckpointModel load_checkpoint_model(const std::string& dir, const std::string& model);
 
 }  // namespace slimtrain::eval

@@ -20,14 +20,27 @@ namespace slimtrain::model {
 
 /** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
 struct ModelSpec {
-  std::string name = "cnn-small";  ///< mlp | cnn-small | vit-tiny
+  std::string name = "cnn-small";  ///< mlp | cnn-small | vit-tiny | torchscript
   /// Sample shape from the data file: {C,H,W} or {H,W} (one channel) for images, {D} for features.
   std::vector<std::int64_t> input_shape;
   std::int64_t num_classes = 10;
   std::vector<std::int64_t> mlp_widths{256, 128};
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
   double label_smoothing = 0.0;
+  // torchscript only:
+  std::string script_path;       ///< the module file (--model torchscript:PATH)
+  std::string script_signature;  ///< its parameters' and buffers' names, shapes, dtypes
+  std::string logits_output;     ///< which output is the logits: index or key ("": default)
+  bool model_loss = false;       ///< train on the module's own loss instead of slimtrain's
+  bool jit_optimize = false;     ///< LibTorch's graph executor optimisations (off: as eager)
 
+  /**
+   * @brief Sets name (and script_path) from a --model value: mlp, cnn-small, vit-tiny or
+   * torchscript:PATH; ConfigError naming `option` otherwise.
+   */
+  void set_model(const std::string& value, const std::string& option = "--model");
+  /** @brief "cnn-small", or "torchscript:PATH": the --model value that builds this spec. */
+  std::string model_option() const;
   /** @brief One line, e.g. "cnn-small input [1,28,28] classes 10". */
   std::string describe() const;
   nlohmann::json to_json() const;
@@ -61,10 +74,32 @@ class ClassifierImpl : public torch::nn::Module {
   virtual std::int64_t embedding_dim() const = 0;
   const ModelSpec& spec() const { return spec_; }
 
+  /**
+   * @brief What forward returned beside the logits (and the chosen loss) on its last call, each
+   * dropped at the slim boundary: "[2] float32 [64, 16, 256] (1.0 MiB)". Built-ins: none.
+   */
+  virtual std::vector<std::string> dropped_outputs() const { return {}; }
+  /**
+   * @brief Before training, on `device`: runs forward and backward on a zero batch of this size
+   * and an evaluation-mode forward, so a JIT's slow first iterations never run inside a
+   * deadline and a wrong output shape stops the job before any collective; leaves parameters,
+   * buffers and the RNG as they were. Built-ins: nothing to do.
+   */
+  virtual void probe(std::int64_t batch_size, const torch::Device& device) {
+    (void)batch_size;
+    (void)device;
+  }
+  /** @brief export --torchscript: the module with the current weights, in eval mode. */
+  virtual void save_script(const std::string& path);
+  /** @brief The parameters that train (requires_grad): what the optimiser and the sync take. */
+  std::vector<torch::Tensor> trainable_parameters() const;
+
  protected:
   explicit ClassifierImpl(ModelSpec spec) : spec_(std::move(spec)) {}
   /** @brief Logits plus, when y is defined, the smoothed mean cross-entropy. */
   Output make_output(torch::Tensor logits, const torch::Tensor& y) const;
+  /** @brief spec_ with the fields a loaded model learns (a script's signature). */
+  ModelSpec& mutable_spec() { return spec_; }
   /** @brief x as [B, C, H, W] for image models (accepts [B,H,W] when C == 1); DataError otherwise.
    */
   torch::Tensor as_images(const torch::Tensor& x) const;
@@ -82,8 +117,13 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec);
  */
 std::array<std::int64_t, 3> image_shape(const ModelSpec& spec);
 
-/** @brief Number of scalar parameters (all trainable parameters, recursively). */
-std::int64_t parameter_count(const torch::nn::Module& module);
+/** @brief Number of scalar parameters, recursively (trainable ones only when asked). */
+std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_only = false);
+
+/** @brief "[64,16,256]" */
+std::string format_shape(c10::IntArrayRef sizes);
+/** @brief "1.0 MiB", "816 B": sizes in messages people read. */
+std::string format_bytes(std::uint64_t bytes);
 
 /** @brief The names make_model accepts, for --help. */
 const std::vector<std::string>& model_names();

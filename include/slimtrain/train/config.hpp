@@ -12,7 +12,11 @@ namespace slimtrain::train {
 struct TrainConfig {
   std::string data;
   std::string out;
-  std::string model = "cnn-small";
+  std::string model = "cnn-small";  ///< mlp, cnn-small, vit-tiny or torchscript:PATH
+  std::string logits_output;        ///< torchscript: which output is the logits ("": default)
+  bool model_loss = false;          ///< torchscript: train on the module's own loss
+  bool strict_slim = false;         ///< refuse a model whose forward returns more than logits/loss
+  bool jit_optimize = false;        ///< torchscript: LibTorch's graph executor optimisations
   std::vector<std::int64_t> mlp_widths{256, 128};
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
 

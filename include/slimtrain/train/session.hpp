@@ -58,11 +58,20 @@ struct Session {
 
   Session(const TrainConfig& config, runtime::Runtime& runtime) : cfg(config), rt(runtime) {}
 
+  /**
+   * @brief Buffers (BatchNorm statistics) from rank 0 to every rank. Ranks see different data,
+   * so their running statistics drift apart; they are made identical before every evaluation
+   * and every checkpoint (as DDP's broadcast_buffers does, there at every forward).
+   */
+  void sync_buffers();
   /** @brief Seconds an I/O phase moving about `bytes` may take (--io-timeout, --io-floor-...). */
   double io_deadline(std::uint64_t bytes) const;
   /** @brief An upper estimate of one checkpoint's bytes: weights, optimiser state, buffers. */
   std::uint64_t checkpoint_bytes_estimate() const;
 };
+
+/** @brief "a, b, c" */
+std::string join(const std::vector<std::string>& items);
 
 /**
  * @brief Builds the session up to (not including) resume: planes, device, data, model with rank

@@ -1,0 +1,338 @@
+#include "slimtrain/model/torchscript.hpp"
+
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::model {
+namespace {
+
+// The line of a LibTorch error that says what went wrong: its message, or for the interpreter's
+// traceback the last line ("RuntimeError: Given groups=1, weight of size ...").
+std::string essence(const std::string& text) {
+  std::string last;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  return text.find("Traceback") == std::string::npos ? text.substr(0, text.find('\n')) : last;
+}
+
+std::string dtype_name(torch::ScalarType type) {
+  switch (type) {
+    case torch::kFloat:
+      return "float32";
+    case torch::kDouble:
+      return "float64";
+    case torch::kHalf:
+      return "float16";
+    case torch::kBFloat16:
+      return "bfloat16";
+    case torch::kLong:
+      return "int64";
+    case torch::kInt:
+      return "int32";
+    case torch::kBool:
+      return "bool";
+    default:
+      return c10::toString(type);
+  }
+}
+
+torch::jit::Module load_module(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    SLIMTRAIN_THROW(DataError, "--model torchscript:", path, ": no such file");
+  try {
+    return torch::jit::load(path, torch::Device(torch::kCPU));
+  } catch (const c10::Error& e) {
+    SLIMTRAIN_THROW(DataError, "--model torchscript:", path,
+                    ": not a TorchScript module (write one with torch.jit.script(model).save(path)"
+                    "): ",
+                    essence(e.what_without_backtrace()));
+  }
+}
+
+// "[2] float32 [64,16,256] (1.0 MiB)"
+std::string describe(const std::string& where, const c10::IValue& value) {
+  if (!value.isTensor()) return where + " " + value.tagKind();
+  const torch::Tensor& t = value.toTensor();
+  return where + " " + dtype_name(t.scalar_type()) + " " + format_shape(t.sizes()) + " (" +
+         format_bytes(static_cast<std::uint64_t>(t.numel()) * t.element_size()) + ")";
+}
+
+// One output of forward, named as the warning shows it: "[1]" for a tuple, "'logits'" for a dict.
+struct Named {
+  std::string name;
+  c10::IValue value;
+};
+
+}  // namespace
+
+TorchScriptClassifierImpl::TorchScriptClassifierImpl(const ModelSpec& spec)
+    : ClassifierImpl(spec), script_(load_module(spec.script_path)) {
+  // Off by default: the graph runs op by op and autograd records it as in eager PyTorch. The
+  // profiling executor's own autodiff made cnn-small's backward ~15% slower here (40 vs 34 ms),
+  // and its optimisation passes are what make the first iterations slow.
+  torch::jit::setGraphExecutorOptimize(spec.jit_optimize);
+  const auto forward = script_.find_method("forward");
+  if (!forward)
+    SLIMTRAIN_THROW(ConfigError, "--model torchscript:", spec.script_path,
+                    ": the module has no forward method");
+  // The schema's arguments are self, x and optionally the labels.
+  const std::size_t args = forward->function().getSchema().arguments().size();
+  if (args != 2 && args != 3)
+    SLIMTRAIN_THROW(ConfigError, "--model torchscript:", spec.script_path, ": forward takes ",
+                    args - 1, " arguments; slimtrain calls forward(x) or forward(x, labels)");
+  takes_labels_ = args == 3;
+  for (const auto& p : script_.named_parameters(/*recurse=*/true)) mirror(p.name, p.value, false);
+  for (const auto& b : script_.named_buffers(/*recurse=*/true)) mirror(b.name, b.value, true);
+  mutable_spec().script_signature = signature(script_);
+  train(true);
+}
+
+std::string TorchScriptClassifierImpl::signature(const torch::jit::Module& module) {
+  std::ostringstream out;
+  for (const auto& p : module.named_parameters(true))
+    out << "p " << p.name << ' ' << dtype_name(p.value.scalar_type()) << ' '
+        << format_shape(p.value.sizes()) << ';';
+  for (const auto& b : module.named_buffers(true))
+    out << "b " << b.name << ' ' << dtype_name(b.value.scalar_type()) << ' '
+        << format_shape(b.value.sizes()) << ';';
+  return out.str();
+}
+
+// The module's tensor under its dotted name, as a child-module path of this nn::Module: the same
+// storage, so a checkpoint load, a device move or a broadcast reaches the scripted module too.
+void TorchScriptClassifierImpl::mirror(const std::string& dotted, const torch::Tensor& tensor,
+                                       bool buffer) {
+  std::vector<std::string> parts;
+  std::stringstream in(dotted);
+  for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
+  torch::nn::Module* node = this;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    auto children = node->named_children();
+    const auto* found = children.find(parts[i]);
+    node = found ? found->get()
+                 : node->register_module(parts[i], std::make_shared<torch::nn::Module>()).get();
+  }
+  if (buffer)
+    node->register_buffer(parts.back(), tensor);
+  else
+    node->register_parameter(parts.back(), tensor, tensor.requires_grad());
+}
+
+void TorchScriptClassifierImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  script_.train(on);
+}
+
+Output TorchScriptClassifierImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
+  return call(x, y, dropped_.empty());
+}
+
+Output TorchScriptClassifierImpl::call(const torch::Tensor& x, const torch::Tensor& y,
+                                       bool record) {
+  const ModelSpec& s = spec();
+  const std::string who = "model torchscript:" + s.script_path;
+  std::vector<c10::IValue> inputs{x};
+  const bool labels_passed = takes_labels_ && y.defined();
+  if (takes_labels_) inputs.emplace_back(labels_passed ? c10::IValue(y) : c10::IValue());
+  c10::IValue out;
+  try {
+    out = script_.forward(std::move(inputs));
+  } catch (const c10::Error& e) {
+    SLIMTRAIN_THROW(DataError, who, ": forward failed on a batch of shape ",
+                    format_shape(x.sizes()), ": ", essence(e.what_without_backtrace()));
+  } catch (const std::exception& e) {  // the interpreter's JITException
+    SLIMTRAIN_THROW(DataError, who, ": forward failed on a batch of shape ",
+                    format_shape(x.sizes()), ": ", essence(e.what()));
+  }
+
+  // Everything forward returned, then which of it is the logits and which the loss.
+  std::vector<Named> outputs;
+  int logits_at = -1, loss_at = -1;
+  const std::string& choice = s.logits_output;
+  if (out.isTensor()) {
+    outputs.push_back({"[0]", out});
+    logits_at = 0;
+  } else if (out.isTuple()) {
+    const auto& elements = out.toTupleRef().elements();
+    for (std::size_t i = 0; i < elements.size(); ++i)
+      outputs.push_back({"[" + std::to_string(i) + "]", elements[i]});
+    if (!choice.empty()) {
+      try {
+        logits_at = std::stoi(choice);
+      } catch (const std::exception&) {
+        SLIMTRAIN_THROW(ConfigError, "--logits-output: '", choice,
+                        "' is not an index, and forward returned a tuple");
+      }
+      if (logits_at != 0 && labels_passed) loss_at = 0;
+    } else if (labels_passed) {
+      loss_at = 0;  // HuggingFace order: (loss, logits, ...)
+      logits_at = 1;
+    } else {
+      logits_at = !elements.empty() && elements[0].isNone() ? 1 : 0;  // (None, logits, ...)
+    }
+  } else if (out.isGenericDict()) {
+    const std::string key = choice.empty() ? "logits" : choice;
+    for (const auto& item : out.toGenericDict()) {
+      if (!item.key().isString()) continue;
+      const std::string name = item.key().toStringRef();
+      if (name == key) logits_at = static_cast<int>(outputs.size());
+      if (name == "loss") loss_at = static_cast<int>(outputs.size());
+      outputs.push_back({"'" + name + "'", item.value()});
+    }
+    if (logits_at < 0)
+      SLIMTRAIN_THROW(DataError, who, ": forward returned a dict without '", key,
+                      "' (--logits-output names the key of the logits)");
+  } else {
+    SLIMTRAIN_THROW(DataError, who, ": forward returned ", out.tagKind(),
+                    "; expected a Tensor (the logits), a tuple or a Dict[str, Tensor]");
+  }
+  if (logits_at < 0 || logits_at >= static_cast<int>(outputs.size()) ||
+      !outputs[static_cast<std::size_t>(logits_at)].value.isTensor())
+    SLIMTRAIN_THROW(DataError, who, ": output ",
+                    logits_at < static_cast<int>(outputs.size()) && logits_at >= 0
+                        ? outputs[static_cast<std::size_t>(logits_at)].name
+                        : "[" + std::to_string(logits_at) + "]",
+                    " is not a tensor, so it cannot be the logits (--logits-output picks another)");
+
+  torch::Tensor logits = outputs[static_cast<std::size_t>(logits_at)].value.toTensor();
+  const std::int64_t batch = x.size(0);
+  if (logits.dim() != 2 || logits.size(0) != batch || logits.size(1) != s.num_classes)
+    SLIMTRAIN_THROW(DataError, who, ": logits (output ",
+                    outputs[static_cast<std::size_t>(logits_at)].name, ") of shape ",
+                    format_shape(logits.sizes()), " for a batch of ", batch, " and ", s.num_classes,
+                    " classes; expected [", batch, ",", s.num_classes,
+                    "] (--logits-output picks another output)");
+
+  torch::Tensor loss;
+  const bool loss_returned =
+      loss_at >= 0 && outputs[static_cast<std::size_t>(loss_at)].value.isTensor();
+  if (s.model_loss) {
+    if (!loss_returned)
+      SLIMTRAIN_THROW(ConfigError, "--model-loss: ", who,
+                      " returned no loss (a tuple (loss, logits, ...) when given labels, or a "
+                      "dict with 'loss')");
+    loss = outputs[static_cast<std::size_t>(loss_at)].value.toTensor();
+  }
+  // The slim boundary: nothing else leaves this function.
+  if (record) {
+    dropped_.clear();
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const bool kept =
+          static_cast<int>(i) == logits_at || (s.model_loss && static_cast<int>(i) == loss_at);
+      if (!kept && !outputs[i].value.isNone())
+        dropped_.push_back(describe(outputs[i].name, outputs[i].value));
+    }
+  }
+  outputs.clear();
+  if (s.model_loss) {
+    Output o;
+    o.logits = std::move(logits);
+    o.loss = y.defined() ? loss : torch::Tensor();
+    return o;
+  }
+  return make_output(std::move(logits), y);
+}
+
+torch::Tensor TorchScriptClassifierImpl::embed(const torch::Tensor& x) {
+  const auto method = script_.find_method("embed");
+  if (!method)
+    SLIMTRAIN_THROW(ConfigError, "--embeddings: model torchscript:", spec().script_path,
+                    " has no embed method; add `def embed(self, x) -> Tensor` returning [B, F] "
+                    "features to export embeddings");
+  c10::IValue out;
+  try {
+    out = (*method)({x});
+  } catch (const std::exception& e) {
+    SLIMTRAIN_THROW(DataError, "--embeddings: model torchscript:", spec().script_path,
+                    ": embed failed on a batch of shape ", format_shape(x.sizes()), ": ",
+                    essence(e.what()));
+  }
+  if (!out.isTensor() || out.toTensor().dim() != 2 || out.toTensor().size(0) != x.size(0))
+    SLIMTRAIN_THROW(DataError, "--embeddings: model torchscript:", spec().script_path,
+                    ": embed returned ", describe("", out), ", expected [", x.size(0), ", F]");
+  return out.toTensor();
+}
+
+std::int64_t TorchScriptClassifierImpl::embedding_dim() const {
+  torch::NoGradGuard no_grad;
+  std::vector<std::int64_t> shape{1};
+  shape.insert(shape.end(), spec().input_shape.begin(), spec().input_shape.end());
+  const torch::Device device =
+      parameters().empty() ? torch::Device(torch::kCPU) : parameters().front().device();
+  auto* self = const_cast<TorchScriptClassifierImpl*>(this);
+  return self->embed(torch::zeros(shape, torch::TensorOptions().device(device))).size(1);
+}
+
+void TorchScriptClassifierImpl::probe(std::int64_t batch_size, const torch::Device& device) {
+  // Side effects undone afterwards: the RNG (Dropout draws), the buffers (BatchNorm statistics
+  // of a zero batch), the gradients, the mode.
+  at::Generator cpu = at::detail::getDefaultCPUGenerator();
+  torch::Tensor cpu_state;
+  {
+    std::lock_guard<std::mutex> lock(cpu.mutex());
+    cpu_state = cpu.get_state();
+  }
+  at::Generator device_gen;
+  torch::Tensor device_state;
+  if (device.is_cuda()) {
+    device_gen = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(device_gen.mutex());
+    device_state = device_gen.get_state();
+  }
+  std::vector<torch::Tensor> saved;
+  for (const auto& b : buffers()) saved.push_back(b.detach().clone());
+  const bool was_training = is_training();
+
+  std::vector<std::int64_t> shape{batch_size};
+  shape.insert(shape.end(), spec().input_shape.begin(), spec().input_shape.end());
+  const torch::Tensor x = torch::zeros(shape, torch::TensorOptions().device(device));
+  const torch::Tensor y =
+      torch::zeros({batch_size}, torch::TensorOptions(torch::kLong).device(device));
+  // A few iterations: LibTorch's profiling executor optimises the graph after the first runs.
+  train(true);
+  for (int i = 0; i < 3; ++i) {
+    Output out = call(x, y, i == 0);
+    if (out.loss.requires_grad()) out.loss.backward();
+  }
+  const std::vector<std::string> dropped = dropped_;
+  {
+    torch::NoGradGuard no_grad;
+    train(false);
+    for (int i = 0; i < 3; ++i) call(x, y, false);
+  }
+  train(was_training);
+  for (auto& p : parameters()) p.mutable_grad().reset();
+  {
+    torch::NoGradGuard no_grad;
+    std::size_t k = 0;
+    for (auto& b : buffers()) b.copy_(saved[k++]);
+  }
+  {
+    std::lock_guard<std::mutex> lock(cpu.mutex());
+    cpu.set_state(cpu_state);
+  }
+  if (device_state.defined()) {
+    std::lock_guard<std::mutex> lock(device_gen.mutex());
+    device_gen.set_state(device_state);
+  }
+  dropped_ = dropped;
+}
+
+void TorchScriptClassifierImpl::save_script(const std::string& path) {
+  const bool was_training = is_training();
+  train(false);
+  try {
+    script_.save(path);
+  } catch (const c10::Error& e) {
+    train(was_training);
+    SLIMTRAIN_THROW(Error, "writing ", path, ": ", essence(e.what_without_backtrace()));
+  }
+  train(was_training);
+}
+
+}  // namespace slimtrain::model
