@@ -60,6 +60,11 @@ check "--logits-output naming a wrong output exits 2" expect_rc 2 "$S" train "${
   --model "torchscript:$M/dict.pt" --out "$work/wrong" --logits-output features
 check "  naming its shape" contains "logits (output 'features') of shape \[16,24\] for a batch of 16 and 4 classes; expected \[16,4\]"
 
+printf 'model = torchscript:%s\nlogits-output = logits\n' "$M/dict.pt" >"$work/dict.ini"
+check "an INI file names the module too" expect_rc 0 "$S" train "${job_args[@]}" \
+  --config "$work/dict.ini" --out "$work/dict-ini" --max-steps 2
+check "  and it is the one trained" contains "model torchscript:$M/dict.pt input \[1,8,8\] classes 4"
+
 R=$work/frozen
 check "a frozen backbone at np 2" expect_rc 0 "${MPI[@]}" "$S" train "${job_args[@]}" \
   --model "torchscript:$M/frozen.pt" --out "$R" --max-steps 8
