@@ -78,9 +78,9 @@ TEST(CkptTorch, ShapeMismatchNamesTheParameterAndBothShapes) {
     FAIL() << "a mismatched checkpoint loaded";
   } catch (const DataError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("parameter 'fc.weight'"), std::string::npos) << what;
-    EXPECT_NE(what.find("checkpoint has shape [5, 64]"), std::string::npos) << what;
-    EXPECT_NE(what.find("the model has shape [3, 64]"), std::string::npos) << what;
+    EXPECT_NE(what.find("'fc.weight' has shape [5, 64] in the checkpoint and [3, 64] in the model"),
+              std::string::npos)
+        << what;
   }
   EXPECT_TRUE(torch::equal(before, three->conv->weight)) << "a failed load changed the model";
 
@@ -96,7 +96,14 @@ TEST(CkptTorch, ShapeMismatchNamesTheParameterAndBothShapes) {
   CheckpointState extra;
   extra.tensors = host_copy(*three);
   extra.tensors.push_back({"model/head.weight", torch::zeros({2})});
-  EXPECT_THROW(load_into(*three, extra), DataError);
+  try {
+    load_into(*three, extra);
+    FAIL() << "a checkpoint with an extra tensor loaded";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("'model/head.weight' (shape [2]) has no counterpart"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CkptTorch, OptimizerStateContinuesTheSameTrajectory) {
