@@ -81,14 +81,14 @@ int run_train(const std::vector<std::string>& args) {
     ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
     ("precision", bound(c.precision), "fp32, or bf16: autocast of the forward pass on cuda (fp32 weights, gradients and all-reduce)")
-    ("threads", bound(c.threads), "LibTorch threads per rank (0: cores / local ranks)")
+    ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
     ("data-mode", bound(c.data_mode), "auto, memory or stream")
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single collective in MiB (bigger messages are split)")
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
-    ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s assumed in the worst case when scaling deadlines")
+    ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s the data plane's deadlines assume in the worst case (size / this is added to --collective-timeout); 0: a quarter of the all-reduce bandwidth measured at start-up, so a slow link gets longer deadlines and a fast fabric shorter ones")
     ("io-timeout", bound(c.io_timeout_s), "seconds an I/O phase (resume, waiting for a checkpoint write) may take, plus size / io floor bandwidth; ranks wait this long for rank 0's file system instead of --collective-timeout")
     ("io-floor-bandwidth", bound(c.io_floor_bandwidth_mbps), "MB/s of the file system assumed in the worst case when scaling I/O deadlines")
     ("eval-every", bound(c.eval_every), "evaluate every N steps (0: only at the end)")
@@ -142,7 +142,7 @@ int run_train(const std::vector<std::string>& args) {
   require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
   require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
   require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
-  require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
+  if (c.floor_bandwidth_mbps != 0) require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
   require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);
   require_range<double>("--io-floor-bandwidth", c.io_floor_bandwidth_mbps, 0.001, 1e9);
   require_range<std::int64_t>("--eval-every", c.eval_every, 0, INT64_MAX);

@@ -103,13 +103,13 @@ std::string DeviceBinding::describe() const {
   return out;
 }
 
-int choose_threads(int requested, int cores, int local_size) {
+int choose_threads(int requested, int cores) {
   if (requested < 0) {
-    SLIMTRAIN_THROW(ConfigError, "--threads must be >= 0 (0 = cores / local ranks), got ",
+    SLIMTRAIN_THROW(ConfigError,
+                    "--threads must be >= 0 (0 = the cores this rank's affinity mask gives it), got ",
                     requested);
   }
-  if (requested > 0) return requested;
-  return std::max(1, cores / std::max(1, local_size));
+  return requested > 0 ? requested : std::max(1, cores);
 }
 
 int choose_gpu(int local_rank, int local_size, int devices, const std::string& host,
@@ -140,23 +140,11 @@ std::string shared_gpu(const std::vector<GpuIdentity>& gpus) {
   return "";
 }
 
-int cores_per_rank(int local_size) {
-  const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
-    const int bound = CPU_COUNT(&mask);
-    if (bound > 0 && bound < machine) return bound;
-  }
-  return std::max(1, machine / std::max(1, local_size));
-}
-
 DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
                           const std::string& device, int threads) {
   DeviceBinding binding;
-  binding.cores = cores_per_rank(runtime.local_size());
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  binding.threads = choose_threads(threads, cores, runtime.local_size());
+  binding.cores = runtime.cores();
+  binding.threads = choose_threads(threads, binding.cores);
   if (device == "cuda") {
 #ifdef SLIMTRAIN_HAVE_NCCL
     binding.index = bind_gpu(runtime, control);

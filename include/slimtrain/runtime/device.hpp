@@ -14,7 +14,7 @@ struct DeviceBinding {
   std::string kind;  ///< "cpu" or "cuda"
   int index = -1;    ///< GPU index for cuda, -1 for cpu
   int threads = 1;   ///< LibTorch intra-op threads of this rank
-  int cores = 1;     ///< CPU cores this rank may run on (see cores_per_rank)
+  int cores = 1;     ///< CPU cores this rank may run on (Runtime::cores)
   /** @brief "cuda:1, 4 threads" or "cpu, 2 threads". */
   std::string describe() const;
 };
@@ -23,21 +23,14 @@ struct DeviceBinding {
  * @brief device "cuda": one GPU per rank (choose_gpu, then cudaSetDevice), checked over the
  * control plane so that no two ranks of a host share a GPU; ConfigError when they would, when
  * there is no GPU, or when slimtrain or its LibTorch was built without CUDA. device "cpu":
- * LibTorch intra-op threads = `threads`, or max(1, hardware cores / local ranks) when 0. Any
+ * LibTorch intra-op threads = `threads`, or Runtime::cores() when 0 (affinity.hpp). Any
  * other device: ConfigError. Collective over `control` for cuda.
  */
 DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
                           const std::string& device, int threads);
 
-/**
- * @brief CPU cores one rank may run on: its affinity mask when the launcher bound it to fewer
- * cores than the machine has (mpirun's default core binding, srun --cpus-per-task), else the
- * machine's cores / `local_size`.
- */
-int cores_per_rank(int local_size);
-
-/** @brief The thread count bind_device uses: `requested`, or max(1, cores / local_size) if 0. */
-int choose_threads(int requested, int cores, int local_size);
+/** @brief The thread count bind_device uses: `requested`, or the rank's `cores` if 0. */
+int choose_threads(int requested, int cores);
 /**
  * @brief The GPU index for `local_rank` among the `devices` this process sees: local_rank %
  * devices. That is the local rank when every task sees all of a node's GPUs, and one of the

@@ -26,6 +26,8 @@ class Runtime {
   /** @brief Rank and size among the processes sharing this node (MPI_COMM_TYPE_SHARED). */
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
+  /** @brief CPU cores this rank may use: its affinity mask shared among the local ranks on it. */
+  int cores() const { return cores_; }
   const std::string& hostname() const { return hostname_; }
   /** @brief Hostname of every rank, indexed by world rank (gathered once at startup). */
   const std::vector<std::string>& hostnames() const { return hostnames_; }
@@ -40,6 +42,7 @@ class Runtime {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
+  int cores_ = 1;
   std::string hostname_;
   std::vector<std::string> hostnames_;
 };
