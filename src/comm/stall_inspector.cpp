@@ -151,6 +151,20 @@ StallReport analyse_stall(const OpSummary& mine, const std::vector<PeerProgress>
   return report;
 }
 
+std::vector<int> inquiry_targets(int rank, int size) {
+  std::vector<int> targets;
+  if (size <= kAskEveryoneUpTo || rank == 0) {
+    for (int r = 0; r < size; ++r)
+      if (r != rank) targets.push_back(r);
+    return targets;
+  }
+  for (int r : {0, (rank + size - 1) % size, (rank + 1) % size})
+    if (r != rank && std::find(targets.begin(), targets.end(), r) == targets.end())
+      targets.push_back(r);
+  std::sort(targets.begin(), targets.end());
+  return targets;
+}
+
 std::shared_ptr<StallInspector> StallInspector::acquire(const runtime::Runtime& runtime) {
   std::lock_guard<std::mutex> lock(g_instance_mutex);
   std::shared_ptr<StallInspector> inspector = g_instance.lock();
@@ -323,8 +337,17 @@ void StallInspector::respond_loop() {
   }
 }
 
+std::string StallInspector::inquiry_scope() const {
+  const std::vector<int> targets = inquiry_targets(rank_, size_);
+  if (static_cast<int>(targets.size()) == size_ - 1) return "";
+  std::string asked;
+  for (int r : targets) asked += (asked.empty() ? "" : ", ") + std::to_string(r);
+  return " [this rank asked ranks " + asked + " only; rank 0's report covers every rank]";
+}
+
 std::vector<PeerProgress> StallInspector::inquire(std::uint32_t id, double grace_s) {
   if (size_ == 1) return {};
+  const std::vector<int> targets = inquiry_targets(rank_, size_);
   std::int64_t inquiry_id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -337,21 +360,17 @@ std::vector<PeerProgress> StallInspector::inquire(std::uint32_t id, double grace
       p.rank = r;
       if (static_cast<std::size_t>(r) < hosts_.size()) p.host = hosts_[static_cast<std::size_t>(r)];
     }
-    inquiry.pending = size_ - 1;
+    inquiry.pending = static_cast<int>(targets.size());
   }
   std::int64_t words[kWords] = {};
   words[0] = inquiry_id;
   words[1] = static_cast<std::int64_t>(id);
-  for (int r = 0; r < size_; ++r) {
-    if (r != rank_) send(r, kInquiryTag, words);
-  }
+  for (int r : targets) send(r, kInquiryTag, words);
   std::unique_lock<std::mutex> lock(mutex_);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
   answered_.wait_until(lock, until, [&] { return inquiries_[inquiry_id].pending == 0; });
   std::vector<PeerProgress> peers;
-  for (const PeerProgress& p : inquiries_[inquiry_id].peers) {
-    if (p.rank != rank_) peers.push_back(p);
-  }
+  for (int r : targets) peers.push_back(inquiries_[inquiry_id].peers[static_cast<std::size_t>(r)]);
   inquiries_.erase(inquiry_id);
   return peers;
 }

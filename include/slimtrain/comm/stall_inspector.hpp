@@ -101,6 +101,18 @@ struct StallReport {
  */
 StallReport analyse_stall(const OpSummary& mine, const std::vector<PeerProgress>& peers);
 
+/** @brief Up to this many ranks every timed-out rank asks every other one (56 messages at 8). */
+inline constexpr int kAskEveryoneUpTo = 8;
+
+/**
+ * @brief The ranks `rank` asks when an operation times out. When every rank times out together
+ * (the usual case: one late rank), everyone asking everyone is N^2 messages inside the grace
+ * period, 65,000 at 256 ranks. Above kAskEveryoneUpTo ranks only rank 0 asks every rank (the
+ * full report); any other rank asks rank 0 and its two ring neighbours, the ranks a ring
+ * all-reduce waits on directly: at most 4 (N - 1) messages in all.
+ */
+std::vector<int> inquiry_targets(int rank, int size);
+
 class StallInspector {
  public:
   /** @brief The process-wide inspector, created (collectively) on first use. */
@@ -113,8 +125,13 @@ class StallInspector {
   std::uint32_t add(std::shared_ptr<Progress> progress, const std::string& name);
   void remove(std::uint32_t id);
 
-  /** @brief Asks every other rank about communicator `id`, waiting up to grace_s. */
+  /**
+   * @brief Asks the ranks inquiry_targets names about communicator `id`, waiting up to grace_s;
+   * their answers, in rank order.
+   */
   std::vector<PeerProgress> inquire(std::uint32_t id, double grace_s);
+  /** @brief "" when inquire asks every rank, else a note for the report saying whom it asked. */
+  std::string inquiry_scope() const;
 
  private:
   explicit StallInspector(const runtime::Runtime& runtime);
