@@ -152,7 +152,8 @@ struct MpiCommunicator::State {
     const StallReport report = analyse_stall(mine, inspector->inquire(id, config.deadline.grace_s));
     const std::string message = detail::concat(
         name, " ", to_string(op.kind), " seq ", op.seq, " of ", op.bytes,
-        " bytes missed its deadline of ", op.timeout_s, " s; missing ranks: ", report.description);
+        " bytes missed its deadline of ", op.timeout_s, " s; missing ranks: ", report.description,
+        inspector->inquiry_scope());
     log::error(message);
     dump();
     return TimeoutError(message, report.missing, __FILE__, __LINE__);
@@ -196,13 +197,13 @@ class MpiWork final : public Work {
 std::shared_ptr<MpiWork> enqueue(const std::shared_ptr<MpiCommunicator::State>& state,
                                  std::shared_ptr<Op> op, const OpOptions& options) {
   auto& s = *state;
-  op->timeout_s =
-      options.timeout_s >= 0 ? options.timeout_s : s.config.deadline.deadline_for(op->bytes);
-  op->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(op->timeout_s));
   op->tag = options.tag ? options.tag : "";
   {
     std::lock_guard<std::mutex> lock(s.mutex);
+    op->timeout_s =
+        options.timeout_s >= 0 ? options.timeout_s : s.config.deadline.deadline_for(op->bytes);
+    op->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(op->timeout_s));
     if (s.stop) SLIMTRAIN_THROW(CommError, "communicator ", s.name, " is shutting down");
     op->seq = ++s.next_seq;
     s.progress->issued.store(op->seq);
@@ -290,6 +291,14 @@ int MpiCommunicator::size() const {
 }
 const std::string& MpiCommunicator::name() const {
   return state_->name;
+}
+
+void MpiCommunicator::set_floor_bandwidth(double bytes_per_s) {
+  DeadlinePolicy policy = state_->config.deadline;
+  policy.floor_bytes_per_s = bytes_per_s;
+  policy.deadline_for(0);  // validates
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->config.deadline = policy;
 }
 
 std::shared_ptr<Work> MpiCommunicator::all_reduce_async(void* data, std::size_t count, DType dtype,

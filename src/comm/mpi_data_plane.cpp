@@ -45,6 +45,7 @@ class MpiDataPlane final : public DataPlane {
   int rank() const override { return mpi_->rank(); }
   int size() const override { return mpi_->size(); }
   std::uint64_t bytes_reduced() const override { return mpi_->bytes_reduced(); }
+  void set_floor_bandwidth(double bytes_per_s) override { mpi_->set_floor_bandwidth(bytes_per_s); }
   void dump_flight_recorder() const override { mpi_->dump_flight_recorder(); }
 
   void set_held(bool held) override {

@@ -255,7 +255,8 @@ struct State {
         analyse_stall(op.summary, inspector->inquire(id, config.deadline.grace_s));
     const std::string message =
         detail::concat(name, " ", op.summary.describe(), " missed its deadline of ", op.timeout_s,
-                       " s; missing ranks: ", report.description);
+                       " s; missing ranks: ", report.description,
+                       inspector->inquiry_scope());
     log::error(message);
     for (const std::string& line : recorder.format(name)) log::warn(line);
     abort(message);
@@ -424,6 +425,13 @@ class NcclDataPlane final : public DataPlane {
   }
   int size() const override {
     return state_->size;
+  }
+  void set_floor_bandwidth(double bytes_per_s) override {
+    DeadlinePolicy policy = state_->config.deadline;
+    policy.floor_bytes_per_s = bytes_per_s;
+    policy.deadline_for(0);  // validates
+    std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+    state_->config.deadline = policy;
   }
   std::uint64_t bytes_reduced() const override {
     return state_->bytes_reduced.load();

@@ -6,6 +6,8 @@
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/runtime/affinity.hpp"
+#include "slimtrain/runtime/job_exit.hpp"
 
 namespace slimtrain::runtime {
 namespace {
@@ -53,7 +55,19 @@ Runtime::Runtime(int* argc, char*** argv) {
       MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(node, &local_rank_));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_size(node, &local_size_));
+  // Cores come from the masks of this node's ranks, not from hardware_concurrency (affinity.hpp).
+  const CpuMask mine = own_cpu_mask();
+  std::vector<std::uint64_t> masks(static_cast<std::size_t>(local_size_) * kCpuMaskWords);
+  SLIMTRAIN_CHECK_MPI(MPI_Allgather(mine.data(), static_cast<int>(kCpuMaskWords), MPI_UINT64_T,
+                                    masks.data(), static_cast<int>(kCpuMaskWords), MPI_UINT64_T,
+                                    node));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_free(&node));
+  std::vector<CpuMask> local_masks;
+  for (int r = 0; r < local_size_; ++r) {
+    const auto first = masks.begin() + static_cast<std::ptrdiff_t>(r * kCpuMaskWords);
+    local_masks.emplace_back(first, first + static_cast<std::ptrdiff_t>(kCpuMaskWords));
+  }
+  cores_ = cores_for_rank(local_masks, local_rank_);
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
@@ -67,6 +81,7 @@ Runtime::Runtime(int* argc, char*** argv) {
     const char* p = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
     hostnames_.emplace_back(p, strnlen(p, MPI_MAX_PROCESSOR_NAME));
   }
+  set_failure_identity(rank_, hostname_);
 }
 
 void abort_at_exit(const std::string& reason) {
@@ -86,7 +101,7 @@ Runtime::~Runtime() {
   const std::string reason = abort_at_exit_reason();
   if (!reason.empty()) {
     log::error("ending the job with MPI_Abort: ", reason);
-    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+    abort_job(kExitFailure, reason);
   }
   MPI_Comm_free(&exit_comm_);
   MPI_Finalize();

@@ -40,7 +40,8 @@ void keep_freed_memory() {
 comm::CommConfig comm_config(const TrainConfig& c) {
   comm::CommConfig cc;
   cc.deadline.base_s = c.collective_timeout_s;
-  cc.deadline.floor_bytes_per_s = c.floor_bandwidth_mbps * 1e6;
+  // 0: measured once the data plane exists; until then (the weight broadcast) the default.
+  if (c.floor_bandwidth_mbps > 0) cc.deadline.floor_bytes_per_s = c.floor_bandwidth_mbps * 1e6;
   cc.chunk_bytes = c.chunk_bytes;
   return cc;
 }
@@ -81,6 +82,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   s->control = std::make_unique<comm::ControlPlane>(rt, "control", cc);
   s->eval_control = std::make_unique<comm::ControlPlane>(rt, "eval", cc);
   s->device = runtime::bind_device(rt, *s->control, cfg.device, cfg.threads);
+  s->placement = gather_placement(rt, *s->control, s->device.threads);
   if (cfg.precision == "bf16" && s->device.kind != "cuda")
     SLIMTRAIN_THROW(ConfigError,
                     "--precision bf16: bf16 autocast is implemented for --device cuda only; on "
@@ -117,6 +119,12 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     options.tag = "initial-weights";
     for (auto& p : s->model->parameters()) s->data_plane->broadcast(p.detach(), 0, options);
     for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
+  }
+  s->floor_bytes_per_s = cc.deadline.floor_bytes_per_s;
+  if (cfg.floor_bandwidth_mbps == 0 && rt.size() > 1) {
+    s->bandwidth = comm::measure_bandwidth(*s->data_plane, *s->control);
+    s->floor_bytes_per_s = s->bandwidth.bytes_per_s() / comm::kFloorSafetyFactor;
+    s->data_plane->set_floor_bandwidth(s->floor_bytes_per_s);
   }
 
   // Frozen parameters (requires_grad false) are neither optimised nor synchronised.
@@ -157,6 +165,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   // found them equal on every rank (the MPI plane; NCCL runs them at once).
   s.data_plane->set_held(true);
 
+  log::info_rank0(s.rt.size(), " rank", s.rt.size() == 1 ? "" : "s", " (",
+                  describe_placement(s.placement), "), ", s.device.threads, " thread",
+                  s.device.threads == 1 ? "" : "s", " per rank on rank 0");
   const std::int64_t n_params = model::parameter_count(*s.model);
   const std::int64_t n_trainable = model::parameter_count(*s.model, /*trainable_only=*/true);
   log::info_rank0(
@@ -170,6 +181,11 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
                   s.overlap.on ? "on" : "off", "; ", s.overlap.reason,
                   "); control plane MPI, data plane ", s.device.kind == "cuda" ? "NCCL" : "MPI");
+  log::info_rank0("data plane deadlines: --collective-timeout ", cfg.collective_timeout_s,
+                  " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
+                  s.bandwidth.bytes == 0 ? "--floor-bandwidth"
+                                         : "a quarter of the measured " + s.bandwidth.describe(),
+                  ")");
   if (s.fault.phase != FaultPhase::none)
     log::warn("SLIMTRAIN_INJECT is set (test only): ", s.fault.describe());
   s.run_log->event("start", {{"model", s.spec.to_json()},
@@ -177,6 +193,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"trainable_parameters", n_trainable},
                              {"dropped_outputs", s.model->dropped_outputs()},
                              {"world_size", s.rt.size()},
+                             {"placement", placement_json(s.placement)},
+                             {"measured_bandwidth_mbps", s.bandwidth.bytes_per_s() / 1e6},
+                             {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"batch_size", cfg.batch_size},
                              {"device", s.device.describe()},
                              {"precision", cfg.precision},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <cstring>
 #include <limits>
 
@@ -12,6 +13,7 @@
 #include "slimtrain/comm/stall_inspector.hpp"
 #include "slimtrain/comm/types.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/runtime/affinity.hpp"
 #include "slimtrain/runtime/device.hpp"
 
 using namespace slimtrain;
@@ -250,11 +252,29 @@ TEST(StallAnalysis, ThousandsSeparators) {
 }
 
 TEST(DeviceChoice, ThreadsPerRank) {
-  EXPECT_EQ(runtime::choose_threads(0, 2, 1), 2);
-  EXPECT_EQ(runtime::choose_threads(0, 2, 4), 1);
-  EXPECT_EQ(runtime::choose_threads(0, 64, 8), 8);
-  EXPECT_EQ(runtime::choose_threads(3, 2, 4), 3);
-  EXPECT_THROW(runtime::choose_threads(-1, 2, 1), ConfigError);
+  EXPECT_EQ(runtime::choose_threads(0, 2), 2);
+  EXPECT_EQ(runtime::choose_threads(0, 0), 1);
+  EXPECT_EQ(runtime::choose_threads(3, 2), 3);
+  EXPECT_THROW(runtime::choose_threads(-1, 2), ConfigError);
+}
+
+runtime::CpuMask mask_of(std::initializer_list<int> cpus) {
+  runtime::CpuMask mask(runtime::kCpuMaskWords, 0);
+  for (int c : cpus) mask[static_cast<std::size_t>(c / 64)] |= std::uint64_t{1} << (c % 64);
+  return mask;
+}
+
+TEST(DeviceChoice, CoresComeFromTheAffinityMasks) {
+  // srun --cpus-per-task=4: each of two tasks has its own four cpus.
+  const std::vector<runtime::CpuMask> own = {mask_of({0, 1, 2, 3}), mask_of({4, 5, 6, 7})};
+  EXPECT_EQ(runtime::cores_for_rank(own, 0), 4);
+  EXPECT_EQ(runtime::cores_for_rank(own, 1), 4);
+  // A job-wide cpuset of 6 cpus on a 128-core machine, no binding: three ranks split it.
+  const auto job = mask_of({10, 11, 12, 13, 70, 71});
+  EXPECT_EQ(runtime::cores_for_rank({job, job, job}, 2), 2);
+  // More ranks than cpus still get one thread each.
+  EXPECT_EQ(runtime::cores_for_rank({mask_of({0}), mask_of({0})}, 1), 1);
+  EXPECT_EQ(runtime::cpu_count(mask_of({0, 63, 64, 1023})), 4);
 }
 
 TEST(DeviceChoice, OneGpuPerLocalRank) {
@@ -281,4 +301,19 @@ TEST(DeviceChoice, NoTwoRanksOfAHostShareAGpu) {
   const std::string shared = runtime::shared_gpu({{"a", "u0"}, {"b", "u7"}, {"b", "u7"}});
   EXPECT_NE(shared.find("ranks 1, 2 on host b would share GPU u7"), std::string::npos) << shared;
   EXPECT_NE(shared.find("--gpus-per-task=1"), std::string::npos) << shared;
+}
+
+TEST(StallInquiry, SmallJobsAskEveryone) {
+  EXPECT_EQ(inquiry_targets(2, 4), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(inquiry_targets(0, 1), std::vector<int>{});
+}
+
+TEST(StallInquiry, LargeJobsStayLinearInRanks) {
+  EXPECT_EQ(inquiry_targets(0, 256).size(), 255u);
+  EXPECT_EQ(inquiry_targets(7, 256), (std::vector<int>{0, 6, 8}));
+  EXPECT_EQ(inquiry_targets(255, 256), (std::vector<int>{0, 254}));
+  EXPECT_EQ(inquiry_targets(1, 256), (std::vector<int>{0, 2}));
+  std::size_t messages = 0;
+  for (int r = 0; r < 256; ++r) messages += inquiry_targets(r, 256).size();
+  EXPECT_LE(messages, 4u * 255u) << "a stall in a 256-rank job must not cost N^2 inquiries";
 }

@@ -41,6 +41,8 @@ class Communicator {
   virtual int size() const = 0;
   /** @brief "control", "eval", "data", ...: names the communicator in errors and reports. */
   virtual const std::string& name() const = 0;
+  /** @brief The size term of later operations' deadlines (DeadlinePolicy::floor_bytes_per_s). */
+  virtual void set_floor_bandwidth(double bytes_per_s) = 0;
 
   /**
    * @brief In-place all-reduce of `count` host elements. The operation holds `keep_alive` until

@@ -85,6 +85,12 @@ class DataPlane {
   /** @brief Runs every held operation, in issue order. */
   virtual void release() {}
 
+  /**
+   * @brief The size term of later operations' deadlines, from the bandwidth measured at start-up
+   * (see measure_bandwidth).
+   */
+  virtual void set_floor_bandwidth(double bytes_per_s) = 0;
+
   virtual std::uint64_t bytes_reduced() const = 0;
   virtual void dump_flight_recorder() const = 0;
 

@@ -30,6 +30,7 @@ class MpiCommunicator final : public Communicator {
   int rank() const override;
   int size() const override;
   const std::string& name() const override;
+  void set_floor_bandwidth(double bytes_per_s) override;
   std::shared_ptr<Work> all_reduce_async(void* data, std::size_t count, DType dtype, ReduceOp op,
                                          const OpOptions& options = {},
                                          std::shared_ptr<void> keep_alive = nullptr) override;

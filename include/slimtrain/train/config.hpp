@@ -39,7 +39,7 @@ struct TrainConfig {
   std::size_t chunk_bytes = 4u << 20;
   std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
   double collective_timeout_s = 120.0;
-  double floor_bandwidth_mbps = 50.0;
+  double floor_bandwidth_mbps = 0.0;  ///< 0: measured at start-up (bandwidth_probe.hpp)
   /** @brief I/O phases (resume, waiting for a checkpoint write): base + size / io floor. */
   double io_timeout_s = 600.0;
   double io_floor_bandwidth_mbps = 20.0;

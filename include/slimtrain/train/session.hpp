@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "slimtrain/comm/bandwidth_probe.hpp"
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/core/fault_injection.hpp"
@@ -20,6 +21,7 @@
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/config.hpp"
 #include "slimtrain/train/grad_sync.hpp"
+#include "slimtrain/train/placement.hpp"
 #include "slimtrain/train/run_log.hpp"
 #include "slimtrain/train/schedule.hpp"
 
@@ -40,12 +42,17 @@ struct Session {
   /** @brief Evaluation statistics only: a late evaluation cannot delay the step decisions. */
   std::unique_ptr<comm::ControlPlane> eval_control;
   runtime::DeviceBinding device;
+  std::vector<RankPlace> placement;
   torch::Device torch_device{torch::kCPU};
   data::DatasetInfo info;
   model::ModelSpec spec;
   std::shared_ptr<model::ClassifierImpl> model;
   /** @brief Gradient buckets and the weight broadcast, on the model's device. */
   std::unique_ptr<comm::DataPlane> data_plane;
+  /** @brief The data plane's bandwidth measured at start-up (empty with --floor-bandwidth). */
+  comm::BandwidthProbe bandwidth;
+  /** @brief Bytes/s the data plane's deadlines assume: --floor-bandwidth, or measured / 4. */
+  double floor_bytes_per_s = 0;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<LrSchedule> schedule;
   std::unique_ptr<data::TrainLoader> loader;

@@ -1,0 +1,42 @@
+#include "slimtrain/comm/bandwidth_probe.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include <torch/torch.h>
+
+namespace slimtrain::comm {
+namespace {
+constexpr double kLongEnough = 0.05;  // seconds: above timer and scheduling noise
+}  // namespace
+
+std::string BandwidthProbe::describe() const {
+  char text[128];
+  std::snprintf(text, sizeof text, "%.0f MB/s: a %.2g MiB all-reduce in %.1f ms",
+                bytes_per_s() / 1e6, static_cast<double>(bytes) / (1 << 20), seconds * 1e3);
+  return text;
+}
+
+BandwidthProbe measure_bandwidth(DataPlane& data, ControlPlane& control) {
+  BandwidthProbe probe;
+  if (data.size() == 1) return probe;
+  OpOptions options;
+  options.tag = "bandwidth-probe";
+  const auto on = torch::TensorOptions().dtype(torch::kFloat32).device(data.device());
+  // The first, small all-reduce also sets up the connections; it is not timed.
+  data.all_reduce(torch::ones({1024}, on), ReduceOp::sum, options);
+  for (std::int64_t elements : {64 << 10, 256 << 10, 1 << 20, 4 << 20}) {
+    torch::Tensor t = torch::ones({elements}, on);
+    if (t.is_cuda()) torch::cuda::synchronize(t.device().index());
+    const auto start = std::chrono::steady_clock::now();
+    data.all_reduce(t, ReduceOp::sum, options);  // returns once the reduction has finished
+    const double mine =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    probe.bytes = static_cast<std::uint64_t>(elements) * 4;
+    probe.seconds = control.all_reduce(std::vector<double>{mine}, ReduceOp::max)[0];
+    if (probe.seconds >= kLongEnough) break;
+  }
+  return probe;
+}
+
+}  // namespace slimtrain::comm
