@@ -13,16 +13,8 @@ if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
-# NCCL: pick the first InfiniBand HCA and a non-loopback, non-docker interface unless told.
-if [ -z "${NCCL_IB_HCA:-}" ] && [ -d /sys/class/infiniband ]; then
-  hca=$(ls /sys/class/infiniband 2>/dev/null | head -n 1)
-  [ -n "$hca" ] && export NCCL_IB_HCA=$hca
-fi
-if [ -z "${NCCL_SOCKET_IFNAME:-}" ]; then
-  iface=$(ls /sys/class/net 2>/dev/null | grep -Ev '^(lo|docker|virbr|veth|br-)' | head -n 1)
-  [ -n "$iface" ] && export NCCL_SOCKET_IFNAME=$iface
-fi
-export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+# NCCL's interface and InfiniBand adapter are chosen on each node by jobs/rank.sh, which the
+# launchers start every rank through (set NCCL_SOCKET_IFNAME / NCCL_IB_HCA here to force them).
 
 # The slimtrain binary: $SLIMTRAIN_BIN, else the build tree next to these scripts, else PATH.
 jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

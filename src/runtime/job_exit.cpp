@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <exception>
 #include <iostream>
 #include <mutex>
@@ -18,6 +20,7 @@ namespace slimtrain::runtime {
 namespace {
 std::mutex g_files_mutex;
 std::set<std::string> g_files;
+std::string g_identity = "rank ?";
 
 // True when every rank reached this point within the window (all failed together).
 bool all_ranks_failed(const Runtime& runtime) {
@@ -33,7 +36,30 @@ bool all_ranks_failed(const Runtime& runtime) {
   }
   return false;  // the request is abandoned: MPI_Abort follows
 }
+// Tells the launcher that this rank cannot continue (see report_failure); best effort: a failing
+// file system must not hide the error it reports.
+void append_failure_line(const std::string& line) {
+  const char* path = std::getenv(kFailureFileVariable);
+  if (path == nullptr || *path == '\0') return;
+  std::ofstream out(path, std::ios::app);
+  out << line << std::endl;
+}
 }  // namespace
+
+void set_failure_identity(int rank, const std::string& host) {
+  std::lock_guard<std::mutex> lock(g_files_mutex);
+  g_identity = "rank " + std::to_string(rank) + " on " + host;
+}
+
+void report_failure(int code, const std::string& what) {
+  std::string identity;
+  {
+    std::lock_guard<std::mutex> lock(g_files_mutex);
+    identity = g_identity;
+  }
+  append_failure_line(identity + " exit " + std::to_string(code) + ": " +
+                      what.substr(0, what.find('\n')));
+}
 
 void remove_on_abort(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_files_mutex);
@@ -45,30 +71,40 @@ void forget_on_abort(const std::string& path) {
   g_files.erase(path);
 }
 
-void abort_job(int code) {
+void abort_job(int code, const std::string& why) {
+  if (!why.empty()) report_failure(code, why);
   {
     std::lock_guard<std::mutex> lock(g_files_mutex);
     for (const std::string& path : g_files) std::remove(path.c_str());
   }
   std::cerr.flush();
+  // MPI_Abort asks mpirun to end every rank; if the launcher cannot be reached (its node's link
+  // is down), this rank still leaves within seconds.
+  std::thread([code] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kAbortExitSeconds));
+    std::_Exit(code);
+  }).detach();
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 
 int run_guarded(const Runtime& runtime, const std::function<int()>& body) {
   int code = kExitFailure;
+  std::string what;
   try {
     return body();
   } catch (const Error& e) {
     std::cerr << e.describe() << std::endl;
     code = e.exit_code();
+    what = e.what();
   } catch (const std::exception& e) {
     std::cerr << "slimtrain: error on rank " << runtime.rank() << ": " << e.what() << std::endl;
+    what = e.what();
   }
   if (runtime.size() == 1 || all_ranks_failed(runtime)) return code;
   log::error("ending the job (MPI_Abort, exit ", code,
              ") so that no rank waits for this one; the message above says why");
-  abort_job(code);
+  abort_job(code, what.empty() ? "failed" : what);
 }
 
 }  // namespace slimtrain::runtime

@@ -13,7 +13,7 @@ Watchdog::Watchdog(double seconds, std::string phase) {
       return;
     log::error(phase, " did not finish within ", seconds,
                " s (a rank failed or stalled inside it); ending the job");
-    abort_job(kExitFailure);
+    abort_job(kExitFailure, phase + " did not finish within " + std::to_string(seconds) + " s");
   });
 }
 

@@ -203,7 +203,7 @@ void Trainer::abort_training(const Error& e) {
       "ending the job (MPI_Abort); the last checkpoint is intact: resume with --resume auto");
   if (s_ && s_->run_log) s_->run_log->event("failed", {{"step", pos_.step}, {"reason", e.what()}});
   if (checkpoints_) checkpoints_->settle_before_abort();
-  runtime::abort_job(kExitFailure);
+  runtime::abort_job(kExitFailure, e.what());
 }
 
 int Trainer::run() {

@@ -17,6 +17,22 @@ namespace slimtrain::runtime {
 
 /** @brief Seconds a failing rank waits for the others to fail too before MPI_Abort. */
 inline constexpr double kFailureWindowSeconds = 3.0;
+/** @brief Seconds after MPI_Abort at which the rank exits by itself (the launcher is gone). */
+inline constexpr double kAbortExitSeconds = 10.0;
+
+/**
+ * @brief Environment variable naming a file where a rank that ends the job appends one line,
+ * "rank 0 on node1 exit 1: <error>". Launchers (jobs/local.sh, jobs/train.sbatch) watch it: when
+ * a node is unreachable, mpirun waits minutes for that node's daemon after MPI_Abort, and the
+ * job would hold its nodes; the launcher ends it a few seconds after the line appears instead.
+ * On several nodes the file must be on a shared file system (the run directory is).
+ */
+inline constexpr const char* kFailureFileVariable = "SLIMTRAIN_FAILURE_FILE";
+
+/** @brief "rank 3 on node2", the start of this rank's failure lines (the Runtime sets it). */
+void set_failure_identity(int rank, const std::string& host);
+/** @brief Appends this rank's line to $SLIMTRAIN_FAILURE_FILE, if set (first line of `what`). */
+void report_failure(int code, const std::string& what);
 
 /**
  * @brief Runs `body` and returns its exit code; on an exception prints it and leaves as above
@@ -29,7 +45,10 @@ void remove_on_abort(const std::string& path);
 /** @brief The file is complete (or gone): abort_job leaves it alone. */
 void forget_on_abort(const std::string& path);
 
-/** @brief Ends the whole job now: removes the files named above, MPI_Abort(code). */
-[[noreturn]] void abort_job(int code);
+/**
+ * @brief Ends the whole job now: reports `why` (if not empty) with report_failure, removes the
+ * files named above, MPI_Abort(code); exits by itself kAbortExitSeconds later at the latest.
+ */
+[[noreturn]] void abort_job(int code, const std::string& why = "");
 
 }  // namespace slimtrain::runtime

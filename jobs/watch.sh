@@ -1,0 +1,56 @@
+# Ends a launcher (mpirun, srun) that outlives its ranks' report that the job cannot continue.
+# Sourced by local.sh and train.sbatch.
+#
+# A rank that ends the job (a missed deadline, a desync, an error on one rank) appends one line to
+# $SLIMTRAIN_FAILURE_FILE, e.g. "rank 0 on node1 exit 1: data all_reduce seq 181 ... missing
+# ranks: 1 on node2 (no answer)", then calls MPI_Abort. When a node's link is down, mpirun then
+# waits minutes for that node's daemon (seen on a simulated 2-node cluster: over two minutes,
+# then a crash in PMIx_Finalize), and a real job would hold its nodes until the time limit. So the
+# script watches the file: SLIMTRAIN_LAUNCHER_GRACE seconds (default 5) after the first line, a
+# launcher still running gets SIGTERM, 5 s later SIGKILL, and the job exits with the rank's code.
+
+SLIMTRAIN_LAUNCHER_GRACE=${SLIMTRAIN_LAUNCHER_GRACE:-5}
+failure_seen_at=""
+launcher_ended_at=""
+
+# new_failure_file DIR: a fresh, empty report file under DIR, exported for the ranks (mpirun
+# needs -x SLIMTRAIN_FAILURE_FILE to pass it to other nodes; srun passes the environment).
+new_failure_file() {
+  mkdir -p "$1" || return 1
+  export SLIMTRAIN_FAILURE_FILE="$1/failure-report.txt"
+  rm -f "$SLIMTRAIN_FAILURE_FILE"
+  failure_seen_at=""
+  launcher_ended_at=""
+}
+
+# watch_failure PID: call about once a second while the launcher PID runs.
+watch_failure() {
+  local pid=$1 now
+  [ -s "${SLIMTRAIN_FAILURE_FILE:-}" ] || return 0
+  now=$(date +%s)
+  if [ -z "$failure_seen_at" ]; then
+    failure_seen_at=$now
+    echo "slimtrain job: a rank reported that the job cannot continue:" \
+      "$(head -n 1 "$SLIMTRAIN_FAILURE_FILE")" >&2
+  elif [ -z "$launcher_ended_at" ] && [ $((now - failure_seen_at)) -ge "$SLIMTRAIN_LAUNCHER_GRACE" ]; then
+    echo "slimtrain job: the launcher is still running ${SLIMTRAIN_LAUNCHER_GRACE} s after that" \
+      "report (an unreachable node?): ending it" >&2
+    kill -TERM "$pid" 2>/dev/null || true
+    launcher_ended_at=$now
+  elif [ -n "$launcher_ended_at" ] && [ $((now - launcher_ended_at)) -ge 5 ]; then
+    pkill -KILL -P "$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+}
+
+# failure_exit_code RC: the exit code of the job, given the launcher's RC: the reporting rank's
+# code when the launcher had to be ended (its own code then says nothing about the job).
+failure_exit_code() {
+  local rc=$1 code
+  if [ -n "$launcher_ended_at" ]; then
+    code=$(head -n 1 "$SLIMTRAIN_FAILURE_FILE" | sed -n 's/^rank .* exit \([0-9]*\): .*/\1/p')
+    echo "${code:-1}"
+  else
+    echo "$rc"
+  fi
+}
