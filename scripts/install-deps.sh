@@ -11,6 +11,7 @@ packages=(
   python3-torch python3-h5py python3-numpy
   clang-14 libclang-rt-14-dev
   slurmctld slurmd slurm-client munge
+  iproute2 util-linux procps
 )
 
 missing=()

@@ -1,5 +1,7 @@
 #include "slimtrain/train/evaluation.hpp"
 
+#include <chrono>
+
 #include "slimtrain/comm/stall_inspector.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
@@ -9,6 +11,7 @@ namespace slimtrain::train {
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,
                                  std::int64_t step) {
   comm::set_activity(purpose, step);
+  const auto started = std::chrono::steady_clock::now();
   auto local_pass = [&](std::int64_t batch_size) {
     if (s.fault.armed(s.rt.rank(), FaultPhase::eval, step)) s.fault.fire();
     return eval::evaluate_shard(*s.model, s.cfg.data, split, s.rt.rank(), s.rt.size(), batch_size,
@@ -27,6 +30,8 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
     fields["step"] = step;
     fields["split"] = split;
     fields["bytes_sent"] = o.bytes_sent;
+    fields["seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     // A retried evaluation shows how many attempts it took and the batch that succeeded.
     fields["attempts"] = o.attempts;
     fields["eval_batch_size"] = o.batch_size;

@@ -4,9 +4,10 @@
  * the cluster the job runs on: a slow link gets longer deadlines, a fast fabric is not held to a
  * worst case written for another one.
  *
- * A few timed all-reduces of growing size (256 KiB, 1 MiB, 4 MiB, 16 MiB) until one takes at
- * least 50 ms on the slowest rank; the slowest rank's time decides (over the control plane), so
- * every rank measures the same figure and derives the same deadlines.
+ * After an untimed warm-up, timed all-reduces of growing size (256 KiB, 1 MiB, 4 MiB, 16 MiB)
+ * until one takes at least 50 ms on the slowest rank (that one runs twice: the faster counts);
+ * the slowest rank's time decides (over the control plane), so every rank measures the same
+ * figure and derives the same deadlines.
  */
 #include <cstdint>
 #include <string>
