@@ -10,3 +10,10 @@ foreach(launcher srun mpirun)
     LABELS slurm TIMEOUT 300 SKIP_RETURN_CODE 77 PROCESSORS 2 RESOURCE_LOCK slurm
     ENVIRONMENT "${SLIMTRAIN_TEST_ENV};SLIMTRAIN_BIN=$<TARGET_FILE:slimtrain>;MPIEXEC=${MPIEXEC_EXECUTABLE};SLIMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR};SLURM_TEST_LAUNCHER=${launcher}")
 endforeach()
+
+# MAX_RESTARTS: kill -9 of a rank -> relaunch inside the allocation -> resume -> done; exit 2 is
+# not restarted (about 60 s).
+add_test(NAME e2e_slurm_restart COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm_restart.sh)
+set_tests_properties(e2e_slurm_restart PROPERTIES
+  LABELS slurm TIMEOUT 400 SKIP_RETURN_CODE 77 PROCESSORS 2 RESOURCE_LOCK slurm
+  ENVIRONMENT "${SLIMTRAIN_TEST_ENV};SLIMTRAIN_BIN=$<TARGET_FILE:slimtrain>;MPIEXEC=${MPIEXEC_EXECUTABLE};SLIMTRAIN_SOURCE_DIR=${PROJECT_SOURCE_DIR};SLURM_TEST_LAUNCHER=srun")
