@@ -1,10 +1,10 @@
 #include "slimtrain/comm/bandwidth_probe.hpp"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-
-#include <torch/torch.h>
 
 namespace slimtrain::comm {
 namespace {

@@ -150,10 +150,10 @@ struct MpiCommunicator::State {
     mine.bytes = op.bytes;
     mine.tag = op.tag;
     const StallReport report = analyse_stall(mine, inspector->inquire(id, config.deadline.grace_s));
-    const std::string message = detail::concat(
-        name, " ", to_string(op.kind), " seq ", op.seq, " of ", op.bytes,
-        " bytes missed its deadline of ", op.timeout_s, " s; missing ranks: ", report.description,
-        inspector->inquiry_scope());
+    const std::string message =
+        detail::concat(name, " ", to_string(op.kind), " seq ", op.seq, " of ", op.bytes,
+                       " bytes missed its deadline of ", op.timeout_s,
+                       " s; missing ranks: ", report.description, inspector->inquiry_scope());
     log::error(message);
     dump();
     return TimeoutError(message, report.missing, __FILE__, __LINE__);

@@ -255,8 +255,7 @@ struct State {
         analyse_stall(op.summary, inspector->inquire(id, config.deadline.grace_s));
     const std::string message =
         detail::concat(name, " ", op.summary.describe(), " missed its deadline of ", op.timeout_s,
-                       " s; missing ranks: ", report.description,
-                       inspector->inquiry_scope());
+                       " s; missing ranks: ", report.description, inspector->inquiry_scope());
     log::error(message);
     for (const std::string& line : recorder.format(name)) log::warn(line);
     abort(message);

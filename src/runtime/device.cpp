@@ -105,9 +105,10 @@ std::string DeviceBinding::describe() const {
 
 int choose_threads(int requested, int cores) {
   if (requested < 0) {
-    SLIMTRAIN_THROW(ConfigError,
-                    "--threads must be >= 0 (0 = the cores this rank's affinity mask gives it), got ",
-                    requested);
+    SLIMTRAIN_THROW(
+        ConfigError,
+        "--threads must be >= 0 (0 = the cores this rank's affinity mask gives it), got ",
+        requested);
   }
   return requested > 0 ? requested : std::max(1, cores);
 }

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <set>

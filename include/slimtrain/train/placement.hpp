@@ -5,7 +5,6 @@
  * a multi-node job says how it was laid out before anything else can go wrong.
  */
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
