@@ -1,13 +1,11 @@
 #include "slimtrain/runtime/device.hpp"
 
 #include <ATen/Parallel.h>
-#include <sched.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <thread>
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"

@@ -22,7 +22,6 @@ cd "$work" || exit 1
 train_data "$work" || { echo "FAIL test data"; exit 1; }
 D=$work/data.h5
 X=(-x OMP_NUM_THREADS)
-field() { events "$1" "$2" | tail -n 1 | "$PY" -c "import json,sys; e=json.loads(sys.stdin.read()); print($3)"; }
 at_most() { awk -v x="$1" -v hi="$2" 'BEGIN { exit !(x <= hi) }' || { echo "  $1 > $2"; return 1; }; }
 at_least() { awk -v x="$1" -v lo="$2" 'BEGIN { exit !(x >= lo) }' || { echo "  $1 < $2"; return 1; }; }
 

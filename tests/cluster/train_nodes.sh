@@ -20,8 +20,6 @@ JOB=("${SMALL_JOB[@]}" --max-steps 48 --eval-every 12)
 # remote ranks get only what -x names (a fresh login environment, as over ssh)
 X=(-x OMP_NUM_THREADS)
 
-# field RUN EVENT EXPR: EXPR over the last EVENT record e of RUN (python).
-field() { events "$1" "$2" | tail -n 1 | "$PY" -c "import json,sys; e=json.loads(sys.stdin.read()); print($3)"; }
 same() { [ "$1" = "$2" ] || { echo "  got '$1', wanted '$2'"; return 1; }; }
 close() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x; exit !(x <= d) }' ||
   { echo "  $1 and $2 differ by more than $3"; return 1; }; }

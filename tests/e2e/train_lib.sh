@@ -28,6 +28,9 @@ EOF
 # The small job every script trains (with --max-steps): mlp, 2 x 16 samples per step, one thread.
 SMALL_JOB=(--model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 --log-every 4)
 
+# field RUN EVENT EXPR: python EXPR over the last EVENT record `e` of RUN, printed.
+field() { events "$1" "$2" | tail -n 1 | "$PY" -c "import json,sys; e=json.loads(sys.stdin.read()); print($3)"; }
+
 # events RUN NAME: the RUN/metrics.jsonl lines whose event is NAME, one JSON object per line.
 events() {
   [ -f "$1/metrics.jsonl" ] || return 0
