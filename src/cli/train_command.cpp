@@ -87,6 +87,7 @@ int run_train(const std::vector<std::string>& args) {
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single collective in MiB (bigger messages are split)")
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
+    ("grad-compression", bound(c.grad_compression), "none, or bf16: gradients travel as bfloat16 (half the bytes, for slow links), summed in float32 at each reduction step and averaged in float32; as DDP's bf16_compress_hook")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
     ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s the data plane's deadlines assume in the worst case (size / this is added to --collective-timeout); 0: a quarter of the all-reduce bandwidth measured at start-up, so a slow link gets longer deadlines and a fast fabric shorter ones")
     ("io-timeout", bound(c.io_timeout_s), "seconds an I/O phase (resume, waiting for a checkpoint write) may take, plus size / io floor bandwidth; ranks wait this long for rank 0's file system instead of --collective-timeout")
@@ -124,6 +125,7 @@ int run_train(const std::vector<std::string>& args) {
   if (c.overlap == "true" || c.overlap == "1") c.overlap = "on";
   if (c.overlap == "false" || c.overlap == "0") c.overlap = "off";
   one_of<std::string>("--overlap", c.overlap, {"auto", "on", "off"});
+  one_of<std::string>("--grad-compression", c.grad_compression, {"none", "bf16"});
   one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
   require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);
   require_range<std::int64_t>("--max-steps", c.max_steps, 0, INT64_MAX);
@@ -142,7 +144,8 @@ int run_train(const std::vector<std::string>& args) {
   require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
   require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
   require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
-  if (c.floor_bandwidth_mbps != 0) require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
+  if (c.floor_bandwidth_mbps != 0)
+    require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
   require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);
   require_range<double>("--io-floor-bandwidth", c.io_floor_bandwidth_mbps, 0.001, 1e9);
   require_range<std::int64_t>("--eval-every", c.eval_every, 0, INT64_MAX);

@@ -6,6 +6,16 @@
 
 namespace slimtrain::train {
 
+GradCompression parse_grad_compression(const std::string& name) {
+  if (name == "none") return GradCompression::none;
+  if (name == "bf16") return GradCompression::bf16;
+  SLIMTRAIN_THROW(ConfigError, "--grad-compression must be none or bf16, not '", name, "'");
+}
+
+const char* to_string(GradCompression c) {
+  return c == GradCompression::bf16 ? "bf16" : "fp32";
+}
+
 OverlapChoice choose_overlap(std::size_t buckets, bool gpu) {
   if (!gpu)
     return {false,
@@ -34,8 +44,8 @@ std::size_t GradientSync::count_buckets(const std::vector<torch::Tensor>& params
 }
 
 GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& plane,
-                           std::size_t bucket_bytes, bool overlap)
-    : params_(std::move(params)), plane_(plane), overlap_(overlap) {
+                           std::size_t bucket_bytes, bool overlap, GradCompression compression)
+    : params_(std::move(params)), plane_(plane), overlap_(overlap), compression_(compression) {
   slots_.resize(params_.size());
   arrived_.assign(params_.size(), 0);
   std::size_t current_bytes = 0;
@@ -59,6 +69,7 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
     std::int64_t numel = 0;
     for (std::size_t k : b.params) numel += params_[k].numel();
     b.flat = torch::zeros({numel}, params_[b.params.front()].options().requires_grad(false));
+    if (compression_ == GradCompression::bf16) b.wire = torch::zeros_like(b.flat, torch::kBFloat16);
   }
   // finish() hands each parameter a .grad that is its slice of the bucket, so the averages need
   // no copy back. A plain alias (not an autograd view) keeps Optimizer::zero_grad() working.
@@ -88,6 +99,14 @@ std::size_t GradientSync::bucket_bytes_max() const {
   for (const Bucket& b : buckets_)
     most = std::max(most, static_cast<std::size_t>(b.flat.numel()) * sizeof(float));
   return most;
+}
+
+std::size_t GradientSync::wire_bytes_per_step() const {
+  std::size_t total = 0;
+  for (const Bucket& b : buckets_)
+    total += static_cast<std::size_t>(b.flat.numel()) *
+             (compression_ == GradCompression::bf16 ? 2 : sizeof(float));
+  return total;
 }
 
 void GradientSync::prepare() {
@@ -124,12 +143,22 @@ void GradientSync::mark_ready(std::size_t bucket) {
 void GradientSync::launch_ready() {
   // Strict index order: every rank issues the same collectives in the same order.
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].ready) {
-    Bucket& b = buckets_[next_launch_];
-    comm::OpOptions options;
-    options.tag = "grad-bucket";
-    b.work = plane_.all_reduce_async(b.flat, comm::ReduceOp::avg, options);
+    start(buckets_[next_launch_]);
     ++next_launch_;
   }
+}
+
+void GradientSync::start(Bucket& b) {
+  comm::OpOptions options;
+  options.tag = "grad-bucket";
+  if (compression_ == GradCompression::none) {
+    b.work = plane_.all_reduce_async(b.flat, comm::ReduceOp::avg, options);
+    return;
+  }
+  // Round to nearest even (LibTorch's float -> bfloat16); the average is taken after widening.
+  torch::NoGradGuard no_grad;
+  b.wire.copy_(b.flat);
+  b.work = plane_.all_reduce_async(b.wire, comm::ReduceOp::sum, options);
 }
 
 void GradientSync::launch() {
@@ -157,6 +186,10 @@ void GradientSync::wait() {
   for (Bucket& b : buckets_) {
     if (!b.work) SLIMTRAIN_THROW(Error, "gradient sync: wait() before launch()");
     b.work->wait();
+    if (compression_ == GradCompression::bf16) {
+      torch::NoGradGuard no_grad;
+      b.flat.copy_(b.wire).div_(static_cast<double>(plane_.size()));
+    }
     for (std::size_t k : b.params) params_[k].mutable_grad() = grad_views_[k];
   }
 }

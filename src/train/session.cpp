@@ -160,7 +160,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
     if (mine && !s.overlap.on) s.overlap.reason = "a rank on CPU chose off";
     s.overlap.reason = "--overlap auto: " + s.overlap.reason;
   }
-  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, cfg.bucket_bytes, s.overlap.on);
+  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, cfg.bucket_bytes, s.overlap.on,
+                                          parse_grad_compression(cfg.grad_compression));
   // From here on a step's data-plane operations run only once the step's control decision
   // found them equal on every rank (the MPI plane; NCCL runs them at once).
   s.data_plane->set_held(true);
@@ -179,8 +180,10 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   " steps; evaluating on '", s.eval_split, "'");
   log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision,
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
-                  s.overlap.on ? "on" : "off", "; ", s.overlap.reason,
-                  "); control plane MPI, data plane ", s.device.kind == "cuda" ? "NCCL" : "MPI");
+                  s.overlap.on ? "on" : "off", "; ", s.overlap.reason, "), ",
+                  s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",
+                  to_string(s.sync->compression()), "; control plane MPI, data plane ",
+                  s.device.kind == "cuda" ? "NCCL" : "MPI");
   log::info_rank0("data plane deadlines: --collective-timeout ", cfg.collective_timeout_s,
                   " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
                   s.bandwidth.bytes == 0 ? "--floor-bandwidth"
@@ -197,6 +200,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"measured_bandwidth_mbps", s.bandwidth.bytes_per_s() / 1e6},
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"batch_size", cfg.batch_size},
+                             {"grad_compression", cfg.grad_compression},
                              {"device", s.device.describe()},
                              {"precision", cfg.precision},
                              {"total_steps", s.total_steps},

@@ -27,6 +27,7 @@ bad "--mlp-widths: '32,x'" --data "$D" --model mlp --mlp-widths 32,x
 bad "option '--data' is required" --model mlp
 bad "$work/nope.h5: no such file" --data "$work/nope.h5"
 bad "--eval-split: .* has no split 'val'" --data "$D" --eval-split val
+bad "--grad-compression: 'fp8' is not one of none, bf16" --data "$D" --grad-compression fp8
 printf 'batch-size = 0\n' >"$work/bad.ini"
 bad "--batch-size: 0 is outside" --config "$work/bad.ini" --data "$D"
 printf 'bogus-key = 3\n' >"$work/bad2.ini"
@@ -51,6 +52,11 @@ final=$(events "$R" done | "$PY" -c 'import json, sys; print(json.dumps(json.loa
 echo "  final test evaluation: ${final:0:120}"
 check "  done event with test metrics" json_is "$final" 'e["count"] == 203'
 check "  a model that is neither perfect nor useless (the comparison means something)" json_is "$final" '0.3 < e["accuracy"] < 1.0'
+# The same run with bf16 gradient compression: half the bytes, the same model within noise.
+check "training at np 2 with --grad-compression bf16" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$runs/bf16" "${SMALL_JOB[@]}" --max-steps 20 --bucket-mb 0.004 --grad-compression bf16
+check "  says what travels" contains "gradient buckets: [2-9] (.*), 5 KiB per step as bf16"
+check "  records it" json_is "$(events "$runs/bf16" start)" 'e["grad_compression"] == "bf16"'
+check "  reaches the fp32 run's accuracy (within 0.05)" json_is "$(events "$runs/bf16" done)" "abs(e['test']['accuracy'] - $(field "$R" done 'e["test"]["accuracy"]')) <= 0.05"
 STEP=$R/checkpoints/step-00000020
 same_metrics() {  # same_metrics JSON: accuracy, macro-F1, count and per-class support equal
   "$PY" - "$final" "$1" <<'EOF' || { echo "  | trainer: ${final:0:200}"; echo "  | eval:    ${1:0:200}"; return 1; }

@@ -1,9 +1,12 @@
 // Gradient sync keeps replicas identical: each rank trains on its own data, the bucketed (and
 // chunked) all-reduce averages the gradients, and after N optimiser steps every rank holds the
-// same parameters bit for bit, with overlap on and off (which must also agree with each other).
+// same parameters bit for bit, with overlap on and off (which must also agree with each other),
+// and with bf16 compression (half the bytes, the average within bf16 rounding of float32's).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "mpi_runtime.hpp"
@@ -46,10 +49,12 @@ struct Case {
 struct RunResult {
   std::vector<float> initial, final;
   std::size_t buckets = 0;
+  std::uint64_t grad_bytes = 0;  // what the steps put on the data plane
   bool local_grads_differed = false;
 };
 
-RunResult train_replicas(const Case& c, bool overlap, int steps) {
+RunResult train_replicas(const Case& c, bool overlap, int steps,
+                         st::GradCompression compression = st::GradCompression::none) {
   sm::ModelSpec spec;
   spec.name = c.model;
   spec.input_shape = {1, 8, 8};
@@ -76,7 +81,8 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
   oc.momentum = 0.9;
   oc.weight_decay = 1e-3;
   auto optimizer = st::make_optimizer(oc, model->parameters());
-  st::GradientSync sync(model->parameters(), *plane, c.bucket_bytes, overlap);
+  st::GradientSync sync(model->parameters(), *plane, c.bucket_bytes, overlap, compression);
+  const std::uint64_t bytes_before = plane->bytes_reduced();
   result.buckets = sync.bucket_count();
   EXPECT_EQ(result.buckets, st::GradientSync::count_buckets(model->parameters(), c.bucket_bytes));
   // As the trainer runs it: a step's buckets wait for its control decision (here: released).
@@ -102,6 +108,12 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
     std::vector<double> expected(local.begin(), local.end());
     MPI_Allreduce(MPI_IN_PLACE, expected.data(), static_cast<int>(expected.size()), MPI_DOUBLE,
                   MPI_SUM, MPI_COMM_WORLD);
+    // bf16 keeps 8 significant bits: each rank's value and each partial sum is rounded once
+    // (error at most 2^-9 of the sum of magnitudes each; 2 x world roundings over world).
+    std::vector<double> magnitude(local.size());
+    for (std::size_t i = 0; i < local.size(); ++i) magnitude[i] = std::abs(local[i]);
+    MPI_Allreduce(MPI_IN_PLACE, magnitude.data(), static_cast<int>(magnitude.size()), MPI_DOUBLE,
+                  MPI_SUM, MPI_COMM_WORLD);
 
     sync.launch();
     plane->release();
@@ -113,12 +125,16 @@ RunResult train_replicas(const Case& c, bool overlap, int steps) {
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < averaged.size() && i < expected.size(); ++i) {
       const double want = expected[i] / world;
-      if (std::abs(averaged[i] - want) > 1e-6 + 1e-5 * std::abs(want)) ++wrong;
+      const double tolerance = compression == st::GradCompression::none
+                                   ? 1e-6 + 1e-5 * std::abs(want)
+                                   : 1e-30 + std::ldexp(magnitude[i], -8);
+      if (std::abs(averaged[i] - want) > tolerance) ++wrong;
     }
     EXPECT_EQ(wrong, 0u) << "gradients not the average over ranks at step " << step;
     EXPECT_TRUE(same_on_every_rank(averaged)) << "averaged gradients differ at step " << step;
     optimizer->step();
   }
+  result.grad_bytes = plane->bytes_reduced() - bytes_before;
   result.final = flatten(model->parameters());
   return result;
 }
@@ -142,6 +158,27 @@ TEST_P(ReplicasTest, IdenticalAfterStepsWithOverlapOnAndOff) {
   EXPECT_TRUE(same_on_every_rank(off.final)) << "replicas diverged with overlap off";
   EXPECT_EQ(std::memcmp(on.final.data(), off.final.data(), on.final.size() * sizeof(float)), 0)
       << "overlap on and off reduced different values";
+}
+
+TEST_P(ReplicasTest, Bf16CompressionHalvesTheBytes) {
+  const Case c = GetParam();
+  const int steps = 4;
+  const RunResult fp32 = train_replicas(c, false, steps);
+  const RunResult bf16 = train_replicas(c, false, steps, st::GradCompression::bf16);
+  const RunResult bf16_on = train_replicas(c, true, steps, st::GradCompression::bf16);
+
+  EXPECT_EQ(bf16.grad_bytes * 2, fp32.grad_bytes) << "bf16 should move half the bytes";
+  EXPECT_TRUE(same_on_every_rank(bf16.final)) << "replicas diverged with bf16 compression";
+  EXPECT_EQ(std::memcmp(bf16.final.data(), bf16_on.final.data(), bf16.final.size() * 4), 0)
+      << "overlap on and off reduced different values under compression";
+  if (rt().size() > 1) {
+    // Rounding must have happened (else the wire was not bf16) and stayed small.
+    EXPECT_NE(bf16.final, fp32.final) << "bf16 and fp32 runs are identical: nothing was rounded";
+    double largest = 0;
+    for (std::size_t i = 0; i < fp32.final.size(); ++i)
+      largest = std::max(largest, static_cast<double>(std::abs(fp32.final[i] - bf16.final[i])));
+    EXPECT_LT(largest, 0.02) << "bf16 compression moved a weight far from the fp32 run";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ReplicasTest,

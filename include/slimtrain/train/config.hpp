@@ -37,7 +37,8 @@ struct TrainConfig {
 
   std::size_t bucket_bytes = 4u << 20;
   std::size_t chunk_bytes = 4u << 20;
-  std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
+  std::string overlap = "auto";           ///< auto, on or off (see choose_overlap)
+  std::string grad_compression = "none";  ///< none, or bf16 on the wire (grad_sync.hpp)
   double collective_timeout_s = 120.0;
   double floor_bandwidth_mbps = 0.0;  ///< 0: measured at start-up (bandwidth_probe.hpp)
   /** @brief I/O phases (resume, waiting for a checkpoint write): base + size / io floor. */

@@ -10,6 +10,11 @@
  * deadline and sets each parameter's .grad to its slice of the bucket, which then holds the
  * average. Between the two the trainer runs its per-step control reduction, so a desync (ranks in
  * different collectives) is caught while the buckets are still in flight.
+ *
+ * With bf16 compression (DDP's bf16_compress_hook, for slow links) a bucket travels as bfloat16:
+ * half the bytes. The sum is formed in float32 at every reduction step and rounded once per step
+ * (the data plane's bf16 operator; NCCL's bf16 sum on GPU), and the division by the world size
+ * happens after it is widened back to float32.
  */
 #include <torch/torch.h>
 
@@ -28,6 +33,14 @@ struct OverlapChoice {
   std::string reason;
 };
 
+/** @brief How gradient buckets travel: float32 as they are, or rounded to bfloat16. */
+enum class GradCompression { none, bf16 };
+
+/** @brief "none" or "bf16"; ConfigError naming --grad-compression otherwise. */
+GradCompression parse_grad_compression(const std::string& name);
+/** @brief What a bucket travels as: "fp32" or "bf16". */
+const char* to_string(GradCompression c);
+
 /**
  * @brief --overlap auto. On GPU, buckets start from backward's hooks and NCCL overlaps with the
  * rest of backward. On CPU nothing can: the MPI data plane holds a step's buckets until the step's
@@ -41,7 +54,7 @@ class GradientSync {
  public:
   /** @brief Buckets live on the parameters' device, which must be the data plane's. */
   GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& plane, std::size_t bucket_bytes,
-               bool overlap);
+               bool overlap, GradCompression compression = GradCompression::none);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
@@ -69,6 +82,9 @@ class GradientSync {
   static std::size_t count_buckets(const std::vector<torch::Tensor>& params,
                                    std::size_t bucket_bytes);
   std::size_t bucket_bytes_max() const;
+  /** @brief Bytes of gradient one step hands the data plane (per rank). */
+  std::size_t wire_bytes_per_step() const;
+  GradCompression compression() const { return compression_; }
 
  private:
   struct Slot {
@@ -79,6 +95,7 @@ class GradientSync {
   struct Bucket {
     std::vector<std::size_t> params;
     torch::Tensor flat;
+    torch::Tensor wire;  // bf16 copy of flat that travels (compression only)
     std::size_t pending = 0;
     bool ready = false;
     std::shared_ptr<comm::Work> work;
@@ -87,10 +104,12 @@ class GradientSync {
   void on_grad(std::size_t index, const torch::Tensor& grad);
   void mark_ready(std::size_t bucket);
   void launch_ready();
+  void start(Bucket& b);
 
   std::vector<torch::Tensor> params_;
   comm::DataPlane& plane_;
   bool overlap_;
+  GradCompression compression_;
   std::vector<Slot> slots_;
   std::vector<Bucket> buckets_;
   std::vector<torch::Tensor> grad_views_;
