@@ -19,4 +19,11 @@ if [ -z "${NCCL_SOCKET_IFNAME:-}" ]; then
   done
 fi
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+# One line per node, from its first local rank, so the job's log shows each node's choice.
+# mpirun's own variable comes first: under mpirun inside Slurm, every rank inherits the
+# SLURM_LOCALID (0) of the Open MPI daemon that srun started on its node.
+if [ "${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}" = 0 ]; then
+  echo "rank.sh: $(uname -n): NCCL over ${NCCL_SOCKET_IFNAME:-no interface found}," \
+    "InfiniBand: ${NCCL_IB_HCA:-none}" >&2
+fi
 exec "$@"

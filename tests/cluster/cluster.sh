@@ -185,14 +185,15 @@ cluster_shape() {
   bytes=$(_cluster_rate_bytes "$rate") || { echo "cluster_shape: bad rate '$rate' (e.g. 100mbit, 1gbit)" >&2; return 2; }
   # 10 ms at full rate, and at least two 64 KiB GSO packets, which tbf cannot split cheaply.
   burst=$((bytes / 100 > 131072 ? bytes / 100 : 131072))
-  tc -n "$(cluster_ns "$node")" qdisc replace dev eth0 root tbf rate "$rate" burst "$burst" latency 100ms &&
+  tc -n "$(cluster_ns "$node")" qdisc replace dev "$(_cluster_nic "$node")" root tbf rate "$rate" \
+    burst "$burst" latency 100ms &&
     tc -n "slc-$CLUSTER_RUN_ID-sw" qdisc replace dev "$CLUSTER_RUN_ID-$node" root tbf rate "$rate" \
       burst "$burst" latency 100ms
 }
 
 cluster_unshape() {
   _cluster_node_ok "${1:-}" || return 2
-  tc -n "$(cluster_ns "$1")" qdisc del dev eth0 root 2>/dev/null || true
+  tc -n "$(cluster_ns "$1")" qdisc del dev "$(_cluster_nic "$1")" root 2>/dev/null || true
   tc -n "slc-$CLUSTER_RUN_ID-sw" qdisc del dev "$CLUSTER_RUN_ID-$1" root 2>/dev/null || true
 }
 
@@ -207,12 +208,19 @@ _cluster_rate_bytes() {  # RATE in tc's decimal units (1kbit = 1000 bit/s, 1kbps
 # cluster_cut NODE / cluster_heal NODE: unplug / replug NODE's cable (both ends of its veth).
 cluster_cut() {
   _cluster_node_ok "${1:-}" || return 2
-  ip -n "$(cluster_ns "$1")" link set eth0 down && ip -n "slc-$CLUSTER_RUN_ID-sw" link set "$CLUSTER_RUN_ID-$1" down
+  ip -n "$(cluster_ns "$1")" link set "$(_cluster_nic "$1")" down &&
+    ip -n "slc-$CLUSTER_RUN_ID-sw" link set "$CLUSTER_RUN_ID-$1" down
 }
 
 cluster_heal() {
   _cluster_node_ok "${1:-}" || return 2
-  ip -n "slc-$CLUSTER_RUN_ID-sw" link set "$CLUSTER_RUN_ID-$1" up && ip -n "$(cluster_ns "$1")" link set eth0 up
+  ip -n "slc-$CLUSTER_RUN_ID-sw" link set "$CLUSTER_RUN_ID-$1" up &&
+    ip -n "$(cluster_ns "$1")" link set "$(_cluster_nic "$1")" up
+}
+
+# _cluster_nic NODE: the node's end of its veth, eth0 unless a test renamed it (ens3, ...).
+_cluster_nic() {
+  ip -n "$(cluster_ns "$1")" -o link show type veth | awk -F': ' '{ sub(/@.*/, "", $2); print $2; exit }'
 }
 
 # cluster_ping FROM TO [SECONDS]: 0 if node TO answers node FROM over TCP (no ping here).
