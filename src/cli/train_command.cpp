@@ -48,7 +48,7 @@ int run_train(const std::vector<std::string>& args) {
       "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
       "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
   std::string widths = "256,128";
-  double bucket_mb = 4, chunk_mb = 4;
+  double bucket_mb = 4, chunk_mb = 0;
   // clang-format off
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
@@ -85,7 +85,7 @@ int run_train(const std::vector<std::string>& args) {
     ("data-mode", bound(c.data_mode), "auto, memory or stream")
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
-    ("chunk-mb", bound(chunk_mb), "largest single collective in MiB (bigger messages are split)")
+    ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only, NCCL uses 4)")
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
     ("grad-compression", bound(c.grad_compression), "none, or bf16: gradients travel as bfloat16 (half the bytes, for slow links), summed in float32 at each reduction step and averaged in float32; as DDP's bf16_compress_hook")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
@@ -142,7 +142,7 @@ int run_train(const std::vector<std::string>& args) {
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);
   require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
-  require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
+  if (chunk_mb != 0) require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
   require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
   if (c.floor_bandwidth_mbps != 0)
     require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);

@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <cstdio>
+
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/train/optim.hpp"
@@ -37,13 +39,46 @@ void keep_freed_memory() {
 #endif
 }
 
+// --chunk-mb 0 chooses between these by timing an all-reduce of kChunkProbeBytes with each.
+constexpr std::size_t kLargeChunk = 4u << 20, kSmallChunk = 1u << 20, kChunkProbeBytes = 8u << 20;
+
 comm::CommConfig comm_config(const TrainConfig& c) {
   comm::CommConfig cc;
   cc.deadline.base_s = c.collective_timeout_s;
   // 0: measured once the data plane exists; until then (the weight broadcast) the default.
   if (c.floor_bandwidth_mbps > 0) cc.deadline.floor_bytes_per_s = c.floor_bandwidth_mbps * 1e6;
-  cc.chunk_bytes = c.chunk_bytes;
+  cc.chunk_bytes = c.chunk_bytes > 0 ? c.chunk_bytes : kLargeChunk;
   return cc;
+}
+
+// --chunk-mb 0 on the MPI data plane (more than one rank): a second plane with small pieces is
+// timed against the first and carries the run if it is faster (fastest_plane). On NCCL the
+// default stays: nothing has measured piece sizes there.
+void choose_chunk(Session& s, runtime::Runtime& rt, comm::CommConfig cc) {
+  s.chunk_bytes = cc.chunk_bytes;
+  s.chunk_reason = "--chunk-mb";
+  if (s.cfg.chunk_bytes != 0) return;
+  if (rt.size() == 1 || s.device.kind == "cuda") {
+    s.chunk_reason = rt.size() == 1 ? "default: one rank" : "default: NCCL";
+    return;
+  }
+  cc.chunk_bytes = kSmallChunk;
+  cc.deadline.floor_bytes_per_s = s.floor_bytes_per_s;
+  auto small = comm::make_data_plane(rt, s.torch_device, "data", cc);
+  std::vector<double> seconds;
+  const std::size_t best =
+      comm::fastest_plane({s.data_plane.get(), small.get()}, *s.control, kChunkProbeBytes, seconds);
+  char text[160];
+  std::snprintf(
+      text, sizeof text,
+      "measured: an %zu MiB all-reduce took %.1f ms in %zu MiB pieces, %.1f ms in %zu MiB ones",
+      kChunkProbeBytes >> 20, seconds[0] * 1e3, kLargeChunk >> 20, seconds[1] * 1e3,
+      kSmallChunk >> 20);
+  s.chunk_reason = text;
+  if (best == 1) {
+    s.data_plane = std::move(small);
+    s.chunk_bytes = kSmallChunk;
+  }
 }
 
 }  // namespace
@@ -126,6 +161,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     s->floor_bytes_per_s = s->bandwidth.bytes_per_s() / comm::kFloorSafetyFactor;
     s->data_plane->set_floor_bandwidth(s->floor_bytes_per_s);
   }
+  choose_chunk(*s, rt, cc);
 
   // Frozen parameters (requires_grad false) are neither optimised nor synchronised.
   s->optimizer = make_optimizer(cfg.optim, s->model->trainable_parameters());
@@ -188,7 +224,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
                   s.bandwidth.bytes == 0 ? "--floor-bandwidth"
                                          : "a quarter of the measured " + s.bandwidth.describe(),
-                  ")");
+                  "); all-reduces in pieces of at most ", s.chunk_bytes >> 10, " KiB (",
+                  s.chunk_reason, ")");
   if (s.fault.phase != FaultPhase::none)
     log::warn("SLIMTRAIN_INJECT is set (test only): ", s.fault.describe());
   s.run_log->event("start", {{"model", s.spec.to_json()},
@@ -199,6 +236,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"placement", placement_json(s.placement)},
                              {"measured_bandwidth_mbps", s.bandwidth.bytes_per_s() / 1e6},
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
+                             {"chunk_bytes", s.chunk_bytes},
                              {"batch_size", cfg.batch_size},
                              {"grad_compression", cfg.grad_compression},
                              {"device", s.device.describe()},

@@ -47,15 +47,18 @@ check "  and leaves that directory as it was" test "$(ls -A "$runs/kept")" = min
 R=$runs/good
 check "training at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$R" "${SMALL_JOB[@]}" --max-steps 20 --bucket-mb 0.004
 check "  with gradients in several buckets" contains "gradient buckets: [2-9] (overlap o[nf]*; --overlap auto: "
+check "  pieces chosen by timing both sizes" contains "pieces of at most \\(1024\\|4096\\) KiB (measured: an 8 MiB all-reduce took [0-9.]* ms in 4 MiB pieces, [0-9.]* ms in 1 MiB ones)"
+check "  and recorded" json_is "$(events "$R" start)" 'e["chunk_bytes"] in (1 << 20, 4 << 20)'
 [ "$fails" -eq 0 ] || { finish; exit 1; }
 final=$(events "$R" done | "$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["test"]))')
 echo "  final test evaluation: ${final:0:120}"
 check "  done event with test metrics" json_is "$final" 'e["count"] == 203'
 check "  a model that is neither perfect nor useless (the comparison means something)" json_is "$final" '0.3 < e["accuracy"] < 1.0'
 # The same run with bf16 gradient compression: half the bytes, the same model within noise.
-check "training at np 2 with --grad-compression bf16" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$runs/bf16" "${SMALL_JOB[@]}" --max-steps 20 --bucket-mb 0.004 --grad-compression bf16
+check "training at np 2 with --grad-compression bf16" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$runs/bf16" "${SMALL_JOB[@]}" --max-steps 20 --bucket-mb 0.004 --grad-compression bf16 --chunk-mb 2
 check "  says what travels" contains "gradient buckets: [2-9] (.*), 5 KiB per step as bf16"
-check "  records it" json_is "$(events "$runs/bf16" start)" 'e["grad_compression"] == "bf16"'
+check "  records it" json_is "$(events "$runs/bf16" start)" 'e["grad_compression"] == "bf16" and e["chunk_bytes"] == 2 << 20'
+check "  --chunk-mb is taken as given" contains "pieces of at most 2048 KiB (--chunk-mb)"
 check "  reaches the fp32 run's accuracy (within 0.05)" json_is "$(events "$runs/bf16" done)" "abs(e['test']['accuracy'] - $(field "$R" done 'e["test"]["accuracy"]')) <= 0.05"
 STEP=$R/checkpoints/step-00000020
 same_metrics() {  # same_metrics JSON: accuracy, macro-F1, count and per-class support equal

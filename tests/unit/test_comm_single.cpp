@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "slimtrain/comm/agreement.hpp"
+#include "slimtrain/comm/bandwidth_probe.hpp"
 #include "slimtrain/comm/communicator.hpp"
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/comm/data_plane.hpp"
@@ -172,4 +173,27 @@ TEST(SingleRank, BindCpuDevice) {
   if (devices == 0) {
     EXPECT_THROW(runtime::bind_device(rt(), control, "cuda", 0), ConfigError);
   }
+}
+
+// --chunk-mb 0: a smaller piece size replaces the default only when clearly faster.
+TEST(ChunkChoice, KeepsTheFirstUnlessAnotherIsTenPercentFaster) {
+  EXPECT_EQ(pick_fastest({0.100, 0.095}), 0u) << "5% is noise";
+  EXPECT_EQ(pick_fastest({0.100, 0.080}), 1u);
+  EXPECT_EQ(pick_fastest({0.100, 0.120}), 0u);
+  EXPECT_EQ(pick_fastest({0.100, 0.080, 0.050}), 2u) << "the fastest of those that qualify";
+  EXPECT_EQ(pick_fastest({0.100}), 0u);
+}
+
+TEST(ChunkChoice, TimesEveryPlaneOnOneRank) {
+  CommConfig small;
+  small.chunk_bytes = 1 << 20;
+  auto a = make_data_plane(rt(), torch::Device(torch::kCPU), "a");
+  auto b = make_data_plane(rt(), torch::Device(torch::kCPU), "b", small);
+  ControlPlane control(rt(), "control");
+  std::vector<double> seconds;
+  const std::size_t best = fastest_plane({a.get(), b.get()}, control, 2 << 20, seconds);
+  ASSERT_EQ(seconds.size(), 2u);
+  EXPECT_GT(seconds[0], 0.0);
+  EXPECT_GT(seconds[1], 0.0);
+  EXPECT_EQ(best, pick_fastest(seconds));
 }

@@ -9,8 +9,10 @@
  * the slowest rank's time decides (over the control plane), so every rank measures the same
  * figure and derives the same deadlines.
  */
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/comm/data_plane.hpp"
@@ -31,5 +33,18 @@ inline constexpr double kFloorSafetyFactor = 4.0;
 
 /** @brief Collective over both planes; no operation with a single rank. */
 BandwidthProbe measure_bandwidth(DataPlane& data, ControlPlane& control);
+
+/**
+ * @brief --chunk-mb 0: which of several data planes, alike but for their piece size, all-reduces
+ * `bytes` fastest. Each is timed twice, in turn (the slowest rank's time, the better of the two);
+ * a later candidate must beat the first by 10% to be chosen, so noise keeps the default. Over
+ * shared memory 4 MiB pieces are fastest (bench/allreduce); over a token-bucket-shaped TCP link
+ * 1 MiB pieces kept the link at its rate where 4 MiB ones fell to two thirds (bench/cluster).
+ * Returns the index of the chosen plane; `seconds` gets each plane's time.
+ */
+std::size_t fastest_plane(const std::vector<DataPlane*>& planes, ControlPlane& control,
+                          std::size_t bytes, std::vector<double>& seconds);
+/** @brief fastest_plane's rule: the fastest of `seconds`, if it beats the first by 10%; else 0. */
+std::size_t pick_fastest(const std::vector<double>& seconds);
 
 }  // namespace slimtrain::comm

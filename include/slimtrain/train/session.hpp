@@ -53,6 +53,9 @@ struct Session {
   comm::BandwidthProbe bandwidth;
   /** @brief Bytes/s the data plane's deadlines assume: --floor-bandwidth, or measured / 4. */
   double floor_bytes_per_s = 0;
+  /** @brief The data plane's largest single all-reduce, and why (--chunk-mb, or measured). */
+  std::size_t chunk_bytes = 0;
+  std::string chunk_reason;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<LrSchedule> schedule;
   std::unique_ptr<data::TrainLoader> loader;
