@@ -16,7 +16,7 @@ source "$here/../e2e/train_lib.sh"
 source "$here/cluster.sh"
 source "$here/slurm_nodes_lib.sh"
 why=$(cluster_can_run) || { echo "skipped: $why"; exit 77; }
-why=$(slurm_nodes_can_run) || { echo "skipped: $why"; exit 77; }
+why=$(slurm_missing) || { echo "skipped: $why"; exit 77; }
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 chmod 755 "$work"  # munged, running as user munge, must reach its socket below

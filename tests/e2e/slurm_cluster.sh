@@ -6,38 +6,68 @@
 #                     DIR's parents must be traversable by the munge user.
 #   slurm_stop        cancels every job, stops the three daemons and waits for them to exit.
 #   slurm_stepds      pids of this cluster's step daemons.
+# Its pieces (slurm_missing, slurm_munge_key, slurm_conf_common, slurm_kill_pidfile,
+# slurm_stepds_of) also build the two-node Slurm of tests/cluster/slurm_nodes_lib.sh.
 # Nothing touches the system's /etc/munge, /etc/slurm or running daemons.
 
 slurm_dir=
 slurm_skip_reason=
 
+# slurm_missing: 0 if a test Slurm can run here, else the reason on stdout and 1 (not root, a
+# daemon or client missing, no munge user). Shared with tests/cluster/slurm_nodes_lib.sh.
+slurm_missing() {
+  local tool
+  [ "$(id -u)" -eq 0 ] || { echo "not root: slurmd must run as root to start jobs"; return 1; }
+  for tool in munged slurmctld slurmd slurmstepd sbatch scontrol squeue sinfo srun scancel runuser; do
+    command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
+      { echo "$tool is not installed (scripts/install-deps.sh installs slurmctld slurmd slurm-client" \
+          "munge)"; return 1; }
+  done
+  id munge >/dev/null 2>&1 || { echo "no munge user (the munge package creates it)"; return 1; }
+}
+
+# slurm_munge_key DIR: DIR/munge holding a fresh key. munged checks ownership and permissions on
+# every path it uses: root owns DIR, the munge user owns DIR/munge (world-traversable, so slurm
+# can reach the socket); DIR's parents must be traversable by the munge user.
+slurm_munge_key() {
+  mkdir -p "$1/munge" &&
+    dd if=/dev/urandom of="$1/munge/munge.key" bs=1024 count=1 status=none &&
+    chmod 755 "$1" && chown -R munge:munge "$1/munge" && chmod 755 "$1/munge" &&
+    chmod 400 "$1/munge/munge.key"
+}
+
+# slurm_conf_common DIR: the slurm.conf lines every test Slurm shares: munge under DIR, no cgroups,
+# root daemons, the controller's state, pid and log under DIR, no accounting.
+slurm_conf_common() {
+  cat <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$1/munge/munge.sock
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$1/state
+SlurmctldPidFile=$1/slurmctld.pid
+SlurmctldLogFile=$1/log/slurmctld.log
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+KillWait=10
+EOF
+}
+
 slurm_start() {
   slurm_dir=$1
-  local tool
-  if [ "$(id -u)" -ne 0 ]; then
-    slurm_skip_reason="not root: slurmd must run as root to start jobs"
-    return 77
-  fi
-  for tool in munged slurmctld slurmd sbatch scontrol squeue sinfo srun; do
-    if ! command -v "$tool" >/dev/null && [ ! -x "/usr/sbin/$tool" ]; then
-      slurm_skip_reason="$tool is not installed (scripts/install-deps.sh installs slurmctld slurmd slurm-client munge)"
-      return 77
-    fi
-  done
-  if ! id munge >/dev/null 2>&1; then
-    slurm_skip_reason="no munge user (the munge package creates it)"
-    return 77
-  fi
+  slurm_skip_reason=$(slurm_missing) || return 77
   local host
   host=$(hostname)
-  # munged checks ownership and permissions on every path it uses; root owns the parent, the
-  # munge user owns its directory (world-traversable, so slurm can reach the socket).
-  mkdir -p "$slurm_dir/munge" "$slurm_dir/state" "$slurm_dir/spool" "$slurm_dir/log"
-  dd if=/dev/urandom of="$slurm_dir/munge/munge.key" bs=1024 count=1 status=none
-  chmod 755 "$slurm_dir"
-  chown -R munge:munge "$slurm_dir/munge"
-  chmod 755 "$slurm_dir/munge"
-  chmod 400 "$slurm_dir/munge/munge.key"
+  slurm_munge_key "$slurm_dir" || { slurm_skip_reason="cannot make a munge key under $slurm_dir"; return 77; }
+  mkdir -p "$slurm_dir/state" "$slurm_dir/spool" "$slurm_dir/log"
   local munged=/usr/sbin/munged
   command -v munged >/dev/null && munged=$(command -v munged)
   if ! runuser -u munge -- "$munged" --socket="$slurm_dir/munge/munge.sock" \
@@ -49,35 +79,20 @@ slurm_start() {
 
   # Ports from the pid, so two test runs on one machine do not meet.
   local port=$((20000 + ($$ % 10000) * 2))
-  cat >"$slurm_dir/slurm.conf" <<EOF
+  {
+    cat <<EOF
 ClusterName=slimtrain-test
 SlurmctldHost=$host
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
-AuthType=auth/munge
-AuthInfo=socket=$slurm_dir/munge/munge.sock
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$slurm_dir/state
 SlurmdSpoolDir=$slurm_dir/spool
-SlurmctldPidFile=$slurm_dir/slurmctld.pid
 SlurmdPidFile=$slurm_dir/slurmd.pid
-SlurmctldLogFile=$slurm_dir/log/slurmctld.log
 SlurmdLogFile=$slurm_dir/log/slurmd.log
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-KillWait=10
-NodeName=$host CPUs=2 RealMemory=8000 State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
+    slurm_conf_common "$slurm_dir"
+    echo "NodeName=$host CPUs=2 RealMemory=8000 State=UNKNOWN"
+    echo "PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP"
+  } >"$slurm_dir/slurm.conf"
   export SLURM_CONF=$slurm_dir/slurm.conf
   local ctld=slurmctld slurmd=slurmd
   command -v slurmctld >/dev/null || ctld=/usr/sbin/slurmctld
@@ -126,10 +141,12 @@ slurm_stop() {
 
 # slurm_stepds: pids of this cluster's slurmstepd processes (one per running or dying job step);
 # they inherited slurmd's SLURM_CONF, which tells them apart from any other Slurm on the machine.
-slurm_stepds() {
+slurm_stepds() { slurm_stepds_of "$slurm_dir/slurm.conf"; }
+
+# slurm_stepds_of CONF: pids of the step daemons of the Slurm CONF configures.
+slurm_stepds_of() {
   local p
   for p in $(pgrep -x slurmstepd); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$slurm_dir/slurm.conf" &&
-      echo "$p"
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$1" && echo "$p"
   done
 }
