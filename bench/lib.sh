@@ -15,3 +15,11 @@ if [ ! -f "$data" ]; then
   echo "preparing $data from Fashion-MNIST"
   "$root/scripts/fashion-data.sh" "$bin" "$data" >/dev/null
 fi
+
+# positive_ints VALUE...: exit 2 naming the first that is not a positive integer.
+positive_ints() {
+  local n
+  for n; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/$bench_name: '$n' is not a positive integer" >&2; exit 2; }
+  done
+}

@@ -33,9 +33,7 @@ rate=${RATE:-1gbit}
 ar_max=${AR_MAX_MIB:-64}
 bench_name=cluster
 . "$root/bench/lib.sh"
-for n in "$reps" "$steps" "$warmup" "$mlp_batch" "$mlp_steps" "$ar_max"; do
-  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/cluster: '$n' is not a positive integer" >&2; exit 2; }
-done
+positive_ints "$reps" "$steps" "$warmup" "$mlp_batch" "$mlp_steps" "$ar_max"
 ar_bin=$build/bench/allreduce/bench_allreduce
 [ -x "$ar_bin" ] || { echo "bench/cluster: no $ar_bin (build the benchmarks first)" >&2; exit 2; }
 "$PY" -c 'import torch, h5py' 2>/dev/null ||

@@ -33,9 +33,7 @@ mlp_steps=${MLP_STEPS:-100}
 peer_1rank=${PEER_1RANK:-1}
 bench_name=train
 . "$root/bench/lib.sh"
-for n in "$reps" "$steps" "$warmup" "$mlp_batch" "$mlp_steps"; do
-  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/train: '$n' is not a positive integer" >&2; exit 2; }
-done
+positive_ints "$reps" "$steps" "$warmup" "$mlp_batch" "$mlp_steps"
 
 have_peer=1
 if ! "$PY" -c 'import torch, h5py' 2>/dev/null; then
