@@ -9,6 +9,7 @@
 #include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/eval/evaluator.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
@@ -46,7 +47,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   const runtime::DeviceBinding device = runtime::bind_device(rt, control, c.device, c.threads);
   FaultPlan fault = FaultPlan::from_env();
   if (fault.armed(rt.rank(), FaultPhase::eval, 0)) fault.fire();
-  const data::DatasetInfo info = data::read_dataset_info(c.data);
+  data::DatasetInfo info = data::read_dataset_info(c.data);
   if (!info.has_split(c.split))
     SLIMTRAIN_THROW(ConfigError, "--split: ", c.data, " has no split '", c.split, "'");
 
@@ -72,6 +73,9 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
             c.model);
       },
       io);
+  comm::OpOptions stats_io = io;
+  stats_io.tag = "normalisation";
+  data::ensure_normalisation(info, &control, stats_io);
   log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")");
   if (device.kind == "cuda")
     loaded.model->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)));
@@ -80,8 +84,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   policy.deadline_s = c.deadline_s;
   policy.agree_timeout_s = c.deadline_s;
   auto local = [&](std::int64_t batch) {
-    return eval::evaluate_shard(*loaded.model, c.data, c.split, rt.rank(), rt.size(), batch,
-                                info.num_classes);
+    return eval::evaluate_shard(*loaded.model, info, c.split, rt.rank(), rt.size(), batch);
   };
   const eval::EvalOutcome o =
       eval::evaluate(local, control, info.num_classes, info.class_names, c.batch_size, policy);

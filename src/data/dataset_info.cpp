@@ -42,6 +42,12 @@ bool DatasetInfo::has_split(const std::string& name) const {
   return false;
 }
 
+std::string DatasetInfo::split_list() const {
+  std::string out;
+  for (const SplitInfo& s : splits) out += (out.empty() ? "" : ", ") + s.name;
+  return out;
+}
+
 const SplitInfo& DatasetInfo::split(const std::string& name) const {
   for (const SplitInfo& s : splits)
     if (s.name == name) return s;
@@ -145,22 +151,30 @@ DatasetInfo read_dataset_info(const std::string& path) {
       s.chunk_rows = static_cast<std::int64_t>(chunk[0]);
       s.compressed = H5Pget_nfilters(plist) > 0;
     }
-    const std::vector<float> mean = read_float_attribute(x, "mean", x_where);
-    const std::vector<float> std = read_float_attribute(x, "std", x_where);
-    const auto channels = static_cast<std::size_t>(channels_of(shape));
-    if (mean.size() != channels || std.size() != channels) {
-      SLIMTRAIN_THROW(DataError, x_where, ": mean/std have ", mean.size(), "/", std.size(),
-                      " values, expected ", channels, " (one per channel or feature)");
-    }
-    for (std::size_t c = 0; c < channels; ++c) {
-      if (!std::isfinite(mean[c]) || !std::isfinite(std[c]) || std[c] < 0) {
-        SLIMTRAIN_THROW(DataError, x_where, ": mean/std of channel ", c,
-                        " are not finite or std < 0");
+    // mean/std are train statistics: a split without them uses /train/x's, and a file with
+    // none gets them computed at load time (normalisation.hpp). Present, they must be sound.
+    const bool has_mean = has_attribute(x, "mean"), has_std = has_attribute(x, "std");
+    if (has_mean != has_std)
+      SLIMTRAIN_THROW(DataError, x_where, ": has attribute '", has_mean ? "mean" : "std",
+                      "' but not '", has_mean ? "std" : "mean", "' (give both or neither)");
+    if (has_mean) {
+      const std::vector<float> mean = read_float_attribute(x, "mean", x_where);
+      const std::vector<float> std = read_float_attribute(x, "std", x_where);
+      const auto channels = static_cast<std::size_t>(channels_of(shape));
+      if (mean.size() != channels || std.size() != channels) {
+        SLIMTRAIN_THROW(DataError, x_where, ": mean/std have ", mean.size(), "/", std.size(),
+                        " values, expected ", channels, " (one per channel or feature)");
       }
-    }
-    if (split == "train") {
-      info.mean = mean;
-      info.std = std;
+      for (std::size_t c = 0; c < channels; ++c) {
+        if (!std::isfinite(mean[c]) || !std::isfinite(std[c]) || std[c] < 0) {
+          SLIMTRAIN_THROW(DataError, x_where, ": mean/std of channel ", c,
+                          " are not finite or std < 0");
+        }
+      }
+      if (split == "train") {
+        info.mean = mean;
+        info.std = std;
+      }
     }
     info.splits.push_back(s);
   }

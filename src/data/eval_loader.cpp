@@ -1,18 +1,24 @@
 #include "slimtrain/data/eval_loader.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/data/normalisation.hpp"
 
 namespace slimtrain::data {
 
 EvalLoader::EvalLoader(const std::string& path, const std::string& split, int rank, int world_size,
                        std::int64_t batch_size)
-    : info_(read_dataset_info(path)), batch_size_(batch_size) {
+    : EvalLoader(read_normalised_info(path), split, rank, world_size, batch_size) {}
+
+EvalLoader::EvalLoader(DatasetInfo info, const std::string& split, int rank, int world_size,
+                       std::int64_t batch_size)
+    : info_(std::move(info)), batch_size_(batch_size) {
   if (batch_size < 1)
     SLIMTRAIN_THROW(ConfigError, "--eval-batch-size: ", batch_size, " must be >= 1");
   if (world_size < 1 || rank < 0 || rank >= world_size) {
     SLIMTRAIN_THROW(ConfigError, "EvalLoader: rank ", rank, " is not in a world of ", world_size);
   }
-  if (!info_.has_split(split)) SLIMTRAIN_THROW(DataError, path, ": has no split '", split, "'");
+  if (!info_.has_split(split))
+    SLIMTRAIN_THROW(DataError, info_.path, ": has no split '", split, "'");
   reader_ = std::make_unique<SplitReader>(info_, split);
   global_ = reader_->size();
   share_ = eval_share(global_, rank, world_size);

@@ -74,6 +74,7 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
   const std::size_t shown = std::min<std::size_t>(info.mean.size(), 8);
   for (std::size_t c = 0; c < shown; ++c) out << " " << info.mean[c] << "/" << info.std[c];
   if (info.mean.size() > shown) out << " ... (" << info.mean.size() << " in all)";
+  if (info.mean.empty()) out << " none in the file (training computes them from /train/x)";
   out << "\n";
   for (const SplitInfo& s : info.splits) {
     out << "  /" << s.name << ": " << s.size << " samples, x " << element_name(s.x_type) << " ["

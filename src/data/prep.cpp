@@ -17,6 +17,7 @@
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
+#include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/data/shard.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/watchdog.hpp"
@@ -49,41 +50,6 @@ void convert(SplitBuffer& split) {
 }
 
 // Per-channel sums over this rank's train slice: [sum_0..sum_C-1, sumsq_0..sumsq_C-1].
-std::vector<double> channel_sums(const SplitBuffer& split, std::int64_t channels) {
-  const RecordSource& source = *split.source;
-  const std::int64_t elements = source.sample_elements();
-  const std::int64_t inner = elements / channels;
-  const std::size_t count = split.y.size();
-  std::vector<double> sums(static_cast<std::size_t>(2 * channels), 0.0);
-  for (std::int64_t c = 0; c < channels; ++c) {
-    if (source.element_type() == ElementType::kUint8) {
-      std::uint64_t s = 0, q = 0;  // exact for uint8
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::uint8_t* p = split.x.data() + i * elements + c * inner;
-        for (std::int64_t k = 0; k < inner; ++k) {
-          s += p[k];
-          q += std::uint32_t(p[k]) * p[k];
-        }
-      }
-      sums[c] = static_cast<double>(s);
-      sums[channels + c] = static_cast<double>(q);
-    } else {
-      double s = 0, q = 0;
-      const float* base = reinterpret_cast<const float*>(split.x.data());
-      for (std::size_t i = 0; i < count; ++i) {
-        const float* p = base + i * elements + c * inner;
-        for (std::int64_t k = 0; k < inner; ++k) {
-          s += p[k];
-          q += double(p[k]) * p[k];
-        }
-      }
-      sums[c] = s;
-      sums[channels + c] = q;
-    }
-  }
-  return sums;
-}
-
 void check_labels(const SplitBuffer& split, std::int64_t num_classes) {
   for (std::size_t i = 0; i < split.y.size(); ++i) {
     if (split.y[i] >= num_classes) {
@@ -247,16 +213,11 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
     class_names.push_back(std::to_string(c));
 
   const std::int64_t channels = channels_of(train.sample_shape());
-  const std::vector<double> sums =
-      control.all_reduce(channel_sums(splits[0], channels), comm::ReduceOp::sum);
-  const double per_channel =
-      double(splits[0].rows.size()) * double(train.sample_elements() / channels);
-  for (std::int64_t c = 0; c < channels; ++c) {
-    const double mean = sums[c] / per_channel;
-    const double var = std::max(0.0, sums[channels + c] / per_channel - mean * mean);
-    result.mean.push_back(static_cast<float>(mean));
-    result.std.push_back(static_cast<float>(std::sqrt(var)));
-  }
+  ChannelMoments moments(channels, train.sample_elements() / channels);
+  moments.add(splits[0].x.data(), static_cast<std::int64_t>(splits[0].y.size()),
+              train.element_type());
+  moments.sums() = control.all_reduce(moments.sums(), comm::ReduceOp::sum);
+  moments.finish(static_cast<std::int64_t>(splits[0].rows.size()), result.mean, result.std);
   for (const SplitBuffer& s : splits) {
     const auto n = static_cast<std::int64_t>(s.rows.size());
     (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = n;

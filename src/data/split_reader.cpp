@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "slimtrain/core/check_hdf5.hpp"
+#include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 
 namespace slimtrain::data {
@@ -20,6 +21,9 @@ SplitReader::SplitReader(const DatasetInfo& info, const std::string& split)
                                        1, (1 << 20) / static_cast<std::int64_t>(sample_bytes_));
   channels_ = info.channels();
   inner_ = sample_elements_ / channels_;
+  if (info.mean.size() != static_cast<std::size_t>(channels_))
+    SLIMTRAIN_THROW(Error, info.path, ": reading /", split,
+                    " before its mean/std are known (ensure_normalisation)");
   mean_ = info.mean;
   for (float sd : info.std) inv_std_.push_back(sd > 0 ? 1.0f / sd : 1.0f);
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/data/shard.hpp"
 
 namespace slimtrain::data {
@@ -21,7 +22,11 @@ std::vector<std::int64_t> window_permutation(std::int64_t n, std::uint64_t seed,
 
 TrainLoader::TrainLoader(const std::string& path, const std::string& split, int rank,
                          int world_size, const LoaderOptions& options)
-    : info_(read_dataset_info(path)),
+    : TrainLoader(read_normalised_info(path), split, rank, world_size, options) {}
+
+TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, int world_size,
+                         const LoaderOptions& options)
+    : info_(std::move(info)),
       split_(split),
       rank_(rank),
       world_size_(world_size),
@@ -35,12 +40,13 @@ TrainLoader::TrainLoader(const std::string& path, const std::string& split, int 
     SLIMTRAIN_THROW(ConfigError, "--data-mode: '", options.mode,
                     "' must be auto, memory or stream");
   }
-  if (!info_.has_split(split)) SLIMTRAIN_THROW(DataError, path, ": has no split '", split, "'");
+  if (!info_.has_split(split))
+    SLIMTRAIN_THROW(DataError, info_.path, ": has no split '", split, "'");
   reader_ = std::make_unique<SplitReader>(info_, split);
   n_ = reader_->size();
   per_rank_ = train_share_size(n_, world_size);
   if (per_rank_ == 0) {
-    SLIMTRAIN_THROW(DataError, path, ": /", split, " has ", n_, " samples, fewer than the ",
+    SLIMTRAIN_THROW(DataError, info_.path, ": /", split, " has ", n_, " samples, fewer than the ",
                     world_size, " ranks");
   }
   steps_ = (per_rank_ + options.batch_size - 1) / options.batch_size;

@@ -1,6 +1,7 @@
 #include "slimtrain/eval/shard_pass.hpp"
 
 #include "slimtrain/data/eval_loader.hpp"
+#include "slimtrain/data/normalisation.hpp"
 
 namespace slimtrain::eval {
 namespace {
@@ -17,10 +18,18 @@ struct EvalModeGuard {
 EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
                          const std::string& split, int rank, int world_size,
                          std::int64_t batch_size, std::int64_t num_classes) {
+  data::DatasetInfo info = data::read_normalised_info(path);
+  info.num_classes = num_classes;
+  return evaluate_shard(model, info, split, rank, world_size, batch_size);
+}
+
+EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
+                         const std::string& split, int rank, int world_size,
+                         std::int64_t batch_size) {
   torch::NoGradGuard no_grad;
   EvalModeGuard mode(model);
-  EvalStats stats(num_classes);
-  data::EvalLoader loader(path, split, rank, world_size, batch_size);
+  EvalStats stats(info.num_classes);
+  data::EvalLoader loader(info, split, rank, world_size, batch_size);
   const torch::Device device =
       model.parameters().empty() ? torch::Device(torch::kCPU) : model.parameters().front().device();
   data::Batch batch;

@@ -3,10 +3,42 @@
 #include <chrono>
 
 #include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
 
 namespace slimtrain::train {
+
+void choose_eval_splits(Session& s) {
+  const TrainConfig& cfg = s.cfg;
+  const data::DatasetInfo& info = s.info;
+  auto named = [&](const char* option, const std::string& split) {
+    if (split != "none" && !info.has_split(split))
+      SLIMTRAIN_THROW(ConfigError, option, ": ", cfg.data, " has no split '", split, "' (it has ",
+                      info.split_list(), ")");
+    return split == "none" ? std::string() : split;
+  };
+  if (!cfg.eval_split.empty())
+    s.eval_split = named("--eval-split", cfg.eval_split);
+  else
+    s.eval_split = info.has_split("val") ? "val" : info.has_split("test") ? "test" : "";
+  if (cfg.eval_every > 0 && s.eval_split.empty())
+    SLIMTRAIN_THROW(ConfigError, "--eval-every ", cfg.eval_every, ": ", cfg.data,
+                    " has no split to evaluate on (it has ", info.split_list(),
+                    "); train with --eval-every 0, or add a val or test split");
+  if (!cfg.final_split.empty())
+    s.final_split = named("--final-split", cfg.final_split);
+  else
+    s.final_split = info.has_split("test") ? "test" : s.eval_split;
+}
+
+std::string describe_eval_splits(const Session& s) {
+  std::string out;
+  if (s.cfg.eval_every > 0)
+    out = detail::concat("evaluating on '", s.eval_split, "' every ", s.cfg.eval_every, " steps, ");
+  return out + (s.final_split.empty() ? std::string("no final evaluation (no split for it)")
+                                      : "the final evaluation on '" + s.final_split + "'");
+}
 
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,
                                  std::int64_t step) {
@@ -14,8 +46,7 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
   const auto started = std::chrono::steady_clock::now();
   auto local_pass = [&](std::int64_t batch_size) {
     if (s.fault.armed(s.rt.rank(), FaultPhase::eval, step)) s.fault.fire();
-    return eval::evaluate_shard(*s.model, s.cfg.data, split, s.rt.rank(), s.rt.size(), batch_size,
-                                s.info.num_classes);
+    return eval::evaluate_shard(*s.model, s.info, split, s.rt.rank(), s.rt.size(), batch_size);
   };
   eval::EvalPolicy policy;
   policy.deadline_s = s.cfg.eval_deadline_s;

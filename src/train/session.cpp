@@ -6,6 +6,8 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/data/normalisation.hpp"
+#include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/stop_signal.hpp"
 
@@ -126,10 +128,14 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   s->info = data::read_dataset_info(cfg.data);
   if (!s->info.has_split("train"))
     SLIMTRAIN_THROW(DataError, cfg.data, ": no /train split to train on");
-  s->eval_split =
-      cfg.eval_split.empty() ? (s->info.has_split("val") ? "val" : "test") : cfg.eval_split;
-  if (!s->info.has_split(s->eval_split))
-    SLIMTRAIN_THROW(ConfigError, "--eval-split: ", cfg.data, " has no split '", s->eval_split, "'");
+  choose_eval_splits(*s);
+  {
+    comm::OpOptions io;
+    io.timeout_s = s->io_deadline(static_cast<std::uint64_t>(s->info.split_size("train")) *
+                                  static_cast<std::uint64_t>(s->info.sample_elements()) * 4);
+    io.tag = "normalisation";
+    data::ensure_normalisation(s->info, s->control.get(), io);
+  }
 
   torch::manual_seed(cfg.seed);
   s->model = model::make_model(model_spec(cfg, s->info));
@@ -170,7 +176,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   lo.seed = cfg.seed;
   lo.mode = cfg.data_mode;
   lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
-  s->loader = std::make_unique<data::TrainLoader>(cfg.data, "train", rt.rank(), rt.size(), lo);
+  s->loader = std::make_unique<data::TrainLoader>(s->info, "train", rt.rank(), rt.size(), lo);
   if (s->loader->steps_per_epoch() == 0)
     SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", rt.size(),
                     " ranks exceeds the ", s->info.split_size("train"),
@@ -212,8 +218,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       n_trainable == n_params ? std::string() : detail::concat(" (", n_trainable, " trainable)"));
   log::info_rank0("data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ",
                   s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
-                  " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps,
-                  " steps; evaluating on '", s.eval_split, "'");
+                  " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps, " steps; ",
+                  describe_eval_splits(s));
   log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision,
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
                   s.overlap.on ? "on" : "off", "; ", s.overlap.reason, "), ",

@@ -182,15 +182,27 @@ void Trainer::finish() {
   s.sync_buffers();
   checkpoints_->save(pos_);
   checkpoints_->wait();
-  const eval::EvalOutcome final_eval =
-      run_evaluation(s, "test", "final test evaluation", pos_.step);
-  s.run_log->event("done", {{"step", pos_.step},
-                            {"samples_per_s", steady_rate},
-                            {"warmup_steps", steady_.warmup_steps},
-                            {"steady_steps", steady_steps},
-                            {"steady_seconds", steady_s},
-                            {"test", final_eval.ok ? final_eval.metrics.to_json() : nullptr},
-                            {"checkpoint", checkpoints_->last_written()}});
+  nlohmann::json final_metrics = nullptr;
+  if (s.final_split.empty()) {
+    log::info_rank0("no final evaluation: ", s.cfg.data, " has no split for it (",
+                    s.info.split_list(), s.cfg.final_split == "none" ? "; --final-split none" : "",
+                    ")");
+  } else {
+    const eval::EvalOutcome o = run_evaluation(s, s.final_split, "final evaluation", pos_.step);
+    if (o.ok) final_metrics = o.metrics.to_json();
+  }
+  nlohmann::json done = {
+      {"step", pos_.step},
+      {"samples_per_s", steady_rate},
+      {"warmup_steps", steady_.warmup_steps},
+      {"steady_steps", steady_steps},
+      {"steady_seconds", steady_s},
+      {"final_split", s.final_split.empty() ? nlohmann::json() : nlohmann::json(s.final_split)},
+      {"final", final_metrics},
+      {"checkpoint", checkpoints_->last_written()}};
+  // "test" as before, for readers of the final test metrics.
+  if (s.final_split == "test") done["test"] = final_metrics;
+  s.run_log->event("done", done);
 }
 
 // A training collective that cannot complete, or ranks out of step, ends the job: every rank

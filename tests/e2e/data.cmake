@@ -8,3 +8,8 @@ slimtrain_add_e2e(NAME e2e_prep COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep.sh TIME
 slimtrain_add_e2e(NAME e2e_fuzz_smoke
                   COMMAND ${PROJECT_SOURCE_DIR}/fuzz/smoke.sh ${CMAKE_BINARY_DIR}/fuzz-smoke 10
                   TIMEOUT 180 LABELS fuzz data)
+
+# Files users write with h5py: mean/std on /train/x only or on none (computed at load time with a
+# note, np 2), a file with only /train trained with --eval-every 0 (about 15 s).
+slimtrain_add_e2e(NAME e2e_user_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/user_files.sh TIMEOUT 180
+                  LABELS data train)

@@ -2,8 +2,9 @@
 
   data_files.py inputs DIR          small IDX/CSV/NPY inputs, good and bad, with known values
   data_files.py check-prep H5 DIR   a prep output read back by h5py must equal the inputs exactly
-  data_files.py write-h5py H5 [--fixed-strings] [--bad-label]
-                                     a file written the way users write one with h5py
+  data_files.py write-h5py H5 [--fixed-strings] [--bad-label] [--stats all|train|none]
+                [--splits train,test]    a file written the way users write one with h5py: mean/std
+                                     on every split's x, on /train/x only, or on none
 """
 import gzip
 import struct
@@ -88,7 +89,7 @@ def check_prep(h5, d):
     print("h5py read back", h5, "exactly")
 
 
-def write_h5py(h5, fixed, broken=False):
+def write_h5py(h5, fixed, broken=False, stats="all", splits=("train", "test")):
     import h5py
 
     n, c = 10, 3
@@ -108,9 +109,12 @@ def write_h5py(h5, fixed, broken=False):
             f.attrs["num_classes"] = 3
             f.attrs["format_version"] = 1
         for split, rows in (("train", slice(0, 8)), ("test", slice(8, 10))):
+            if split not in splits:
+                continue
             ds = f.create_dataset(f"{split}/x", data=x[rows], chunks=(2, c, H, W))
-            ds.attrs["mean"] = x[:8].mean(axis=(0, 2, 3)).astype(np.float64)
-            ds.attrs["std"] = x[:8].std(axis=(0, 2, 3)).astype(np.float32)
+            if stats == "all" or (stats == "train" and split == "train"):
+                ds.attrs["mean"] = x[:8].mean(axis=(0, 2, 3)).astype(np.float64)
+                ds.attrs["std"] = x[:8].std(axis=(0, 2, 3)).astype(np.float32)
             f.create_dataset(f"{split}/y", data=y[rows])
 
 
@@ -120,6 +124,10 @@ if __name__ == "__main__":
     elif sys.argv[1] == "check-prep":
         check_prep(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "write-h5py":
-        write_h5py(sys.argv[2], "--fixed-strings" in sys.argv, "--bad-label" in sys.argv)
+        def value(flag, default):
+            return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else default
+
+        write_h5py(sys.argv[2], "--fixed-strings" in sys.argv, "--bad-label" in sys.argv,
+                   value("--stats", "all"), value("--splits", "train,test").split(","))
     else:
         sys.exit(f"unknown mode {sys.argv[1]}")

@@ -12,6 +12,7 @@
 #include "mpi_runtime.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/eval_loader.hpp"
+#include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/data/prep.hpp"
 #include "slimtrain/data/split_reader.hpp"
 #include "slimtrain/data/train_loader.hpp"
@@ -103,6 +104,27 @@ class DataLoaderTest : public ::testing::Test {
 };
 
 }  // namespace
+
+TEST_F(DataLoaderTest, LoadTimeStatisticsEqualPrepsAndReachEveryRank) {
+  // A file without mean/std gets what prep would have written: one pass on rank 0, sent over
+  // the control plane (a non-root rank cannot have computed them: it never read the split).
+  const std::string path = make_file(103, 37);
+  const sd::DatasetInfo written = sd::read_dataset_info(path);
+  sd::DatasetInfo info = written;
+  info.mean.clear();
+  info.std.clear();
+  EXPECT_THROW(sd::SplitReader(info, "train"), slimtrain::Error);
+  sd::ensure_normalisation(info, &slimtrain_test::control());
+  ASSERT_EQ(info.mean.size(), 2u);
+  for (std::size_t c = 0; c < 2; ++c) {
+    EXPECT_NEAR(info.mean[c], written.mean[c], 1e-4 * std::abs(written.mean[c]) + 1e-6);
+    EXPECT_NEAR(info.std[c], written.std[c], 1e-4 * written.std[c]);
+  }
+  sd::DatasetInfo again = info;
+  sd::ensure_normalisation(again,
+                           &slimtrain_test::control());  // known: nothing recomputed, nothing sent
+  EXPECT_EQ(again.mean, info.mean);
+}
 
 TEST_F(DataLoaderTest, ParallelPrepWritesEverySampleAndTrainStatistics) {
   const std::int64_t n = 103;

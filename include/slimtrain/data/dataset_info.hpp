@@ -32,10 +32,15 @@ struct DatasetInfo {
   std::vector<std::int64_t> input_shape() const;
   /** @brief Splits in layout order: train, val (if present), test (if present). */
   std::vector<SplitInfo> splits;
-  /** @brief Per channel (images) or per feature, over train, in stored units (0..255 for uint8). */
+  /**
+   * @brief Per channel (images) or per feature, over train, in stored units (0..255 for uint8):
+   * /train/x's attributes; empty when it has none (ensure_normalisation computes them).
+   */
   std::vector<float> mean, std;
 
   bool has_split(const std::string& name) const;
+  /** @brief "train, val, test": the splits present, for messages. */
+  std::string split_list() const;
   std::int64_t split_size(const std::string& name) const;
   const SplitInfo& split(const std::string& name) const;
   /** @brief Number of normalisation channels: C for [C,H,W], 1 for [H,W], D for [D]. */

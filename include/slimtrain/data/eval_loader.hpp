@@ -16,6 +16,10 @@ namespace slimtrain::data {
 
 class EvalLoader {
  public:
+  /** @brief `info` with its mean/std known (ensure_normalisation). */
+  EvalLoader(DatasetInfo info, const std::string& split, int rank, int world_size,
+             std::int64_t batch_size);
+  /** @brief The file's description read here; mean/std computed locally when it has none. */
   EvalLoader(const std::string& path, const std::string& split, int rank, int world_size,
              std::int64_t batch_size);
   std::int64_t local_count() const { return share_.end - share_.begin; }

@@ -39,6 +39,10 @@ struct LoaderOptions {
 
 class TrainLoader {
  public:
+  /** @brief `info` with its mean/std known (ensure_normalisation). */
+  TrainLoader(DatasetInfo info, const std::string& split, int rank, int world_size,
+              const LoaderOptions& options);
+  /** @brief The file's description read here; mean/std computed locally when it has none. */
   TrainLoader(const std::string& path, const std::string& split, int rank, int world_size,
               const LoaderOptions& options);
   ~TrainLoader();

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/eval/metrics.hpp"
 #include "slimtrain/model/classifier.hpp"
 
@@ -13,6 +14,10 @@ namespace slimtrain::eval {
  * (data::EvalLoader: every sample exactly once across ranks) and returns its statistics.
  * The model is put back in training mode afterwards, also when this throws.
  */
+EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
+                         const std::string& split, int rank, int world_size,
+                         std::int64_t batch_size);
+/** @brief The same over the file at `path` (its mean/std computed here when it has none). */
 EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
                          const std::string& split, int rank, int world_size,
                          std::int64_t batch_size, std::int64_t num_classes);

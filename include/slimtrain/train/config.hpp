@@ -46,7 +46,8 @@ struct TrainConfig {
   double io_floor_bandwidth_mbps = 20.0;
 
   std::int64_t eval_every = 0;  ///< steps; 0: only at the end
-  std::string eval_split;       ///< "" : val if present, else test
+  std::string eval_split;       ///< "": val if present, else test, else none; "none"
+  std::string final_split;      ///< "": test if present, else eval_split; "none"
   std::int64_t eval_batch_size = 512;
   double eval_deadline_s = 60.0;
   int eval_retries = 0;

@@ -12,6 +12,16 @@
 
 namespace slimtrain::train {
 
+/**
+ * @brief Sets s.eval_split and s.final_split from --eval-split/--final-split and the file's
+ * splits. Periodic: val, else test. Final: test, else the periodic split. Either may be none (a
+ * file with only /train): then --eval-every must be 0 and the final evaluation is skipped.
+ * ConfigError for a named split the file lacks.
+ */
+void choose_eval_splits(Session& s);
+/** @brief "evaluating on 'val' every 100 steps, finally on 'test'", or what is skipped. */
+std::string describe_eval_splits(const Session& s);
+
 /** @brief Evaluates on `split` at `step`; `purpose` names it in the log ("evaluation"). */
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,
                                  std::int64_t step);

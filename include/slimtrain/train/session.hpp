@@ -64,7 +64,8 @@ struct Session {
   std::unique_ptr<RunLog> run_log;
   FaultPlan fault;
   std::int64_t total_steps = 0;
-  std::string eval_split;
+  std::string eval_split;   ///< periodic evaluations ("": none, with --eval-every 0)
+  std::string final_split;  ///< the final evaluation ("": skipped with a note)
 
   Session(const TrainConfig& config, runtime::Runtime& runtime) : cfg(config), rt(runtime) {}
 
