@@ -7,8 +7,8 @@ packages=(
   build-essential cmake pkg-config
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev libxxhash-dev zlib1g-dev dataset-fashion-mnist
-  python3-torch python3-h5py python3-numpy
+  nlohmann-json3-dev libxxhash-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev
+  dataset-fashion-mnist python3-torch python3-h5py python3-numpy python3-pil
   clang-14 libclang-rt-14-dev
   slurmctld slurmd slurm-client munge
   iproute2 util-linux procps

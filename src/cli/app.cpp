@@ -28,7 +28,9 @@ void print_usage(std::ostream& out) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      {"prep", "convert IDX, CSV or NPY data into slimtrain's HDF5 layout", run_prep},
+      {"prep",
+       "convert IDX, CSV, NPY data or folders of JPEG/PNG images into slimtrain's HDF5 layout",
+       run_prep},
       {"train", "train a classifier data-parallel (run under mpirun or srun)", run_train},
       {"eval", "evaluate a checkpoint on a split of an HDF5 file", run_eval},
       {"inspect", "describe and validate an HDF5 data file or a checkpoint", run_inspect},

@@ -3,6 +3,7 @@
 
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/cli/prep_images.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/csv_source.hpp"
@@ -35,20 +36,27 @@ std::string required(const CommandLine& cl, const std::string& option, const std
 }  // namespace
 
 int run_prep(const std::vector<std::string>& args) {
-  CommandLine cl("prep", "slimtrain prep idx|csv|npy [options] -o OUT.h5",
-                 "Converts MNIST IDX files, numeric CSV or NumPy .npy arrays into slimtrain's HDF5 "
-                 "layout (data/README.md). Inputs may be gzipped. Under mpirun the ranks convert "
-                 "and write slices in parallel. The output appears atomically or not at all.");
+  CommandLine cl("prep", "slimtrain prep idx|csv|npy|images [options] -o OUT.h5",
+                 "Converts MNIST IDX files, numeric CSV, NumPy .npy arrays or folders of JPEG and "
+                 "PNG images into slimtrain's HDF5 layout (data/README.md). Inputs may be gzipped "
+                 "(not images). Under mpirun the ranks convert (decode, resize) and write slices "
+                 "in parallel. The output appears atomically or not at all.");
   // clang-format off
   cl.add()
-      ("format", po::value<std::string>(), "input format: idx, csv or npy (positional)")
+      ("format", po::value<std::string>(), "input format: idx, csv, npy or images (positional)")
       ("output,o", po::value<std::string>(), "output HDF5 file")
       ("train-images", po::value<std::string>(), "idx: training images (idx3, .gz or raw)")
       ("train-labels", po::value<std::string>(), "idx: training labels (idx1)")
       ("test-images", po::value<std::string>(), "idx: test images")
       ("test-labels", po::value<std::string>(), "idx: test labels")
-      ("train", po::value<std::string>(), "csv: training rows")
-      ("test", po::value<std::string>(), "csv: test rows")
+      ("train", po::value<std::string>(), "csv: training rows; images: the training folder, one subfolder per class (sorted names are labels 0..C-1 and the class names; files found recursively, in sorted order; hidden ones skipped)")
+      ("test", po::value<std::string>(), "csv: test rows; images: the test folder, class subfolders named as in --train")
+      ("train-list", po::value<std::string>(), "images: instead of --train, a file of 'path,label' lines (paths relative to the list file; # comments)")
+      ("test-list", po::value<std::string>(), "images: instead of --test, a list file")
+      ("size", po::value<std::string>(), "images: HxW every image is brought to, e.g. 32x32 (required)")
+      ("channels", po::value<int>()->default_value(3), "images: 3 (RGB; grayscale replicated) or 1 (grayscale; RGB by ITU-R 601-2 luma, as PIL's convert('L')). Alpha is dropped, palettes expanded, 16-bit reduced to its high byte")
+      ("resize", po::value<std::string>()->default_value("fit"), "images: fit (stretch to HxW), crop (scale to cover HxW, cut the centre) or pad (scale to fit inside, centred on black); antialiased bilinear filter as PIL's Image.resize(BILINEAR)")
+      ("skip-bad", po::bool_switch(), "images: leave out unreadable, truncated, corrupt or unsupported files instead of failing; they are counted and listed in OUT.h5.skipped.txt")
       ("label-column", po::value<std::string>()->default_value("last"), "csv: last, first or a 0-based column index")
       ("header", po::bool_switch(), "csv: the first non-blank line is a header")
       ("delimiter", po::value<std::string>()->default_value(","), "csv: one-character field delimiter")
@@ -73,11 +81,13 @@ int run_prep(const std::vector<std::string>& args) {
       "train-labels-idx1-ubyte.gz --test-images t10k-images-idx3-ubyte.gz --test-labels "
       "t10k-labels-idx1-ubyte.gz --val-fraction 0.1 -o fashion.h5\n"
       "  mpirun -np 2 slimtrain prep csv --train data.csv.gz --header -o data.h5\n"
+      "  mpirun -np 4 slimtrain prep images --train photos/train --test photos/test --size 64x64 "
+      "--resize crop --val-fraction 0.1 -o photos.h5\n"
       "exit codes: 0 written, 2 bad option or bad input (nothing is written), 1 other failure\n");
   if (!cl.parse(args)) return kExitOk;
 
   if (!cl.has("format"))
-    SLIMTRAIN_THROW(ConfigError, "prep: give the input format: idx, csv or npy");
+    SLIMTRAIN_THROW(ConfigError, "prep: give the input format: idx, csv, npy or images");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
   const std::string format = cl.get<std::string>("format");
   data::PrepOptions options;
@@ -99,6 +109,8 @@ int run_prep(const std::vector<std::string>& args) {
   cc.deadline.base_s = cl.get<double>("collective-timeout");
   require_range("--collective-timeout", cc.deadline.base_s, 0.01, 86400.0);
 
+  runtime::Runtime runtime;
+  std::unique_ptr<comm::ControlPlane> control;
   std::unique_ptr<data::RecordSource> train, test;
   auto make_sources = [&] {
     if (format == "idx") {
@@ -126,13 +138,14 @@ int run_prep(const std::vector<std::string>& args) {
         test = std::make_unique<data::NpySource>(required(cl, "test-x", format),
                                                  required(cl, "test-y", format));
       }
+    } else if (format == "images") {
+      make_image_sources(*control, cl, options, train, test);
     } else {
-      SLIMTRAIN_THROW(ConfigError, "prep: unknown format '", format, "' (use idx, csv or npy)");
+      SLIMTRAIN_THROW(ConfigError, "prep: unknown format '", format,
+                      "' (use idx, csv, npy or images)");
     }
   };
 
-  runtime::Runtime runtime;
-  std::unique_ptr<comm::ControlPlane> control;
   return runtime::run_guarded(runtime, [&] {
     control = std::make_unique<comm::ControlPlane>(runtime, "prep", cc);
     comm::on_all_ranks(*control, make_sources);
@@ -141,6 +154,7 @@ int run_prep(const std::vector<std::string>& args) {
     log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
                     ", test ", result.test, " samples, ", result.num_classes, " classes, ",
                     runtime.size(), runtime.size() == 1 ? " rank" : " ranks");
+    if (options.skip_bad) write_skip_report(*control, options, result);
     return kExitOk;
   });
 }

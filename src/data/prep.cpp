@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <sstream>
 
 #include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/comm/agreement.hpp"
@@ -30,31 +31,70 @@ struct SplitBuffer {
   std::string name;
   const RecordSource* source = nullptr;
   std::vector<std::int64_t> rows;  // source indices, in output order
-  Range mine{0, 0};
+  Range mine{0, 0};                // this rank's output rows (after skipped records)
   std::vector<std::uint8_t> x;
   std::vector<std::int64_t> y;
+  std::vector<std::int64_t> local_rows;  // the source row of each of x's samples
+  std::int64_t total = 0;                // output rows over all ranks
+  std::vector<std::string> skipped;      // --skip-bad: "record: why", this rank's
 };
 
-void convert(SplitBuffer& split) {
+// Converts this rank's share of the rows; with skip_bad a record that throws DataError is left
+// out and noted instead of ending the job.
+void convert(SplitBuffer& split, const Range& share, bool skip_bad) {
   const RecordSource& source = *split.source;
   const std::size_t sample_bytes =
       static_cast<std::size_t>(source.sample_elements()) * element_size(source.element_type());
-  const std::int64_t count = split.mine.end - split.mine.begin;
+  const std::int64_t count = share.end - share.begin;
   split.x.resize(static_cast<std::size_t>(count) * sample_bytes);
-  split.y.resize(static_cast<std::size_t>(count));
+  split.y.clear();
+  split.local_rows.clear();
   for (std::int64_t i = 0; i < count; ++i) {
-    split.y[static_cast<std::size_t>(i)] =
-        source.read(split.rows[static_cast<std::size_t>(split.mine.begin + i)],
-                    split.x.data() + static_cast<std::size_t>(i) * sample_bytes);
+    const std::int64_t row = split.rows[static_cast<std::size_t>(share.begin + i)];
+    try {
+      const std::int64_t label = source.read(row, split.x.data() + split.y.size() * sample_bytes);
+      split.y.push_back(label);
+      split.local_rows.push_back(row);
+    } catch (const DataError& e) {
+      if (!skip_bad) throw;
+      split.skipped.push_back(e.what());
+    }
   }
+  split.x.resize(split.y.size() * sample_bytes);
+}
+
+// Every rank's kept count: this rank's output rows and the split's total.
+void place(comm::ControlPlane& control, SplitBuffer& split) {
+  const std::vector<std::int64_t> counts =
+      control.all_gather({static_cast<std::int64_t>(split.y.size())});
+  std::int64_t offset = 0;
+  split.total = 0;
+  for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
+    if (r < control.rank()) offset += counts[static_cast<std::size_t>(r)];
+    split.total += counts[static_cast<std::size_t>(r)];
+  }
+  split.mine = {offset, offset + static_cast<std::int64_t>(split.y.size())};
+}
+
+// --skip-bad: every rank's notes, in rank order, on every rank.
+std::vector<std::string> gather_skipped(comm::ControlPlane& control,
+                                        const std::vector<SplitBuffer>& splits) {
+  std::vector<std::string> all;
+  std::string mine;
+  for (const SplitBuffer& s : splits)
+    for (const std::string& note : s.skipped) mine += note + "\n";
+  for (int r = 0; r < control.size(); ++r) {
+    std::istringstream theirs(control.broadcast(control.rank() == r ? mine : std::string(), r));
+    for (std::string line; std::getline(theirs, line);) all.push_back(line);
+  }
+  return all;
 }
 
 // Per-channel sums over this rank's train slice: [sum_0..sum_C-1, sumsq_0..sumsq_C-1].
 void check_labels(const SplitBuffer& split, std::int64_t num_classes) {
   for (std::size_t i = 0; i < split.y.size(); ++i) {
     if (split.y[i] >= num_classes) {
-      SLIMTRAIN_THROW(DataError, split.source->describe(), ": record ",
-                      split.rows[static_cast<std::size_t>(split.mine.begin) + i], " has label ",
+      SLIMTRAIN_THROW(DataError, split.source->describe_record(split.local_rows[i]), " has label ",
                       split.y[i], ", outside [0, ", num_classes, ") (--num-classes)");
     }
   }
@@ -66,7 +106,7 @@ void write_split(hid_t file, const SplitBuffer& split, const PrepOptions& option
   const RecordSource& source = *split.source;
   const ElementType type = source.element_type();
   const std::vector<std::int64_t>& shape = source.sample_shape();
-  const auto n = static_cast<hsize_t>(split.rows.size());
+  const auto n = static_cast<hsize_t>(split.total);
   const std::size_t sample_bytes =
       static_cast<std::size_t>(source.sample_elements()) * element_size(type);
 
@@ -160,8 +200,10 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
 
   std::vector<SplitBuffer> splits;
   {
-    SplitBuffer t{"train", &train, {}, {}, {}, {}};
-    SplitBuffer v{"val", &train, {}, {}, {}, {}};
+    SplitBuffer t, v;
+    t.name = "train";
+    v.name = "val";
+    t.source = v.source = &train;
     const std::int64_t n = train.size();
     const auto n_val = static_cast<std::int64_t>(std::llround(options.val_fraction * double(n)));
     if (n_val >= n)
@@ -181,26 +223,32 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
     if (n_val > 0) splits.push_back(std::move(v));
     if (test) {
       if (test->size() == 0) SLIMTRAIN_THROW(DataError, test->describe(), ": no test samples");
-      SplitBuffer s{"test", test, {}, {}, {}, {}};
+      SplitBuffer s;
+      s.name = "test";
+      s.source = test;
       s.rows.resize(static_cast<std::size_t>(test->size()));
       for (std::int64_t i = 0; i < test->size(); ++i) s.rows[static_cast<std::size_t>(i)] = i;
       splits.push_back(std::move(s));
     }
   }
-  for (SplitBuffer& s : splits)
-    s.mine = eval_share(static_cast<std::int64_t>(s.rows.size()), rank, size);
-
   std::int64_t local_max = -1;
   on_all_ranks(control, [&] {
     for (SplitBuffer& s : splits) {
-      convert(s);
+      convert(s, eval_share(static_cast<std::int64_t>(s.rows.size()), rank, size),
+              options.skip_bad);
       for (std::int64_t label : s.y) local_max = std::max(local_max, label);
     }
   });
+  for (SplitBuffer& s : splits) place(control, s);
+  PrepResult result;
+  if (options.skip_bad) result.skipped = gather_skipped(control, splits);
+  for (const SplitBuffer& s : splits)
+    if (s.total == 0)
+      SLIMTRAIN_THROW(DataError, s.source->describe(), ": every record of /", s.name,
+                      " was skipped as bad (--skip-bad); the first: ", result.skipped.front());
   const std::int64_t max_label =
       control.all_reduce(std::vector<std::int64_t>{local_max}, comm::ReduceOp::max).front();
 
-  PrepResult result;
   result.num_classes = options.num_classes > 0 ? options.num_classes
                        : !options.class_names.empty()
                            ? static_cast<std::int64_t>(options.class_names.size())
@@ -217,9 +265,9 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
   moments.add(splits[0].x.data(), static_cast<std::int64_t>(splits[0].y.size()),
               train.element_type());
   moments.sums() = control.all_reduce(moments.sums(), comm::ReduceOp::sum);
-  moments.finish(static_cast<std::int64_t>(splits[0].rows.size()), result.mean, result.std);
+  moments.finish(splits[0].total, result.mean, result.std);
   for (const SplitBuffer& s : splits) {
-    const auto n = static_cast<std::int64_t>(s.rows.size());
+    const std::int64_t n = s.total;
     (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = n;
   }
 

@@ -2,6 +2,10 @@
 # h5py reading prep's output, and the real Fashion-MNIST (about 2 s).
 slimtrain_add_e2e(NAME e2e_prep COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep.sh TIMEOUT 120
                   LABELS data)
+# prep images: folders written by python3-pil, every pixel against PIL, np 2 = np 1, every bad
+# file and folder, --skip-bad, and a short training run on the result (about 25 s).
+slimtrain_add_e2e(NAME e2e_prep_images COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep_images.sh
+                  TIMEOUT 180 LABELS data)
 
 # Parser fuzzers: a separate clang-14 build of fuzz/ inside this build tree, ~10 s per target.
 # Skipped (exit 77) without clang-14 or libclang-rt-14-dev.

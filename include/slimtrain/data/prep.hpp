@@ -35,12 +35,16 @@ struct PrepOptions {
   bool force = false;
   /** @brief Seconds the collective write may take before the job is ended. */
   double io_timeout_s = 600.0;
+  /** @brief A record whose read throws DataError is left out and listed, not fatal. */
+  bool skip_bad = false;
 };
 
 struct PrepResult {
   std::int64_t num_classes = 0;
   std::int64_t train = 0, val = 0, test = 0;
   std::vector<float> mean, std;
+  /** @brief skip_bad: "record: why" for each record left out, in rank order (every rank). */
+  std::vector<std::string> skipped;
 };
 
 /**

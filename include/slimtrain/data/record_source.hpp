@@ -33,6 +33,8 @@ class RecordSource {
   virtual std::int64_t read(std::int64_t i, void* x) const = 0;
   /** @brief A short description for messages, e.g. "train.csv". */
   virtual std::string describe() const = 0;
+  /** @brief Record `i` in messages: "train.csv: record 7", or the file it came from. */
+  virtual std::string describe_record(std::int64_t i) const;
 
   std::int64_t sample_elements() const;
 };
