@@ -55,6 +55,9 @@ TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, i
   mode_ = options.mode == "auto"
               ? (split_bytes <= options.memory_budget_bytes ? "memory" : "stream")
               : options.mode;
+  if (options.augment.any())
+    augmenter_ = std::make_unique<Augmenter>(options.augment, info_.sample_shape, reader_->x_type(),
+                                             options.seed);
   const std::vector<std::int64_t> input = info_.input_shape();
   x_shape_.assign(input.begin(), input.end());
   if (mode_ == "memory") {
@@ -132,14 +135,25 @@ void TrainLoader::start_epoch(std::int64_t epoch, std::int64_t skip_steps) {
   position_ = skip_steps * options_.batch_size;
   if (mode_ == "memory") {
     rows_ = epoch_rows(epoch);
-    return;
+    if (!augmenter_) return;
   }
   producer_done_ = false;
-  producer_ = std::thread([this, epoch] { produce(epoch, position_); });
+  producer_ = std::thread([this, epoch] {
+    if (mode_ == "memory")
+      produce_from_memory(epoch, position_);
+    else
+      produce(epoch, position_);
+  });
 }
 
-Batch TrainLoader::make_batch(const std::uint8_t* raw, const std::int64_t* labels,
-                              std::int64_t count) const {
+Batch TrainLoader::make_batch(std::uint8_t* raw, const std::int64_t* labels,
+                              const std::int64_t* rows, std::int64_t count,
+                              std::int64_t epoch) const {
+  if (augmenter_) {
+    const std::size_t sample_bytes = reader_->sample_bytes();
+    for (std::int64_t i = 0; i < count; ++i)
+      augmenter_->apply(raw + static_cast<std::size_t>(i) * sample_bytes, rows[i], epoch);
+  }
   std::vector<std::int64_t> shape{count};
   shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
   Batch batch{torch::empty(shape, torch::kFloat32), torch::empty({count}, torch::kInt64)};
@@ -147,6 +161,44 @@ Batch TrainLoader::make_batch(const std::uint8_t* raw, const std::int64_t* label
   std::memcpy(batch.y.data_ptr<std::int64_t>(), labels,
               static_cast<std::size_t>(count) * sizeof(std::int64_t));
   return batch;
+}
+
+bool TrainLoader::hand_over(Batch batch) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] {
+    return stop_ || static_cast<int>(queue_.size()) < std::max(1, options_.prefetch_batches);
+  });
+  if (stop_) return false;
+  queue_.push_back(std::move(batch));
+  changed_.notify_all();
+  return true;
+}
+
+void TrainLoader::produce_from_memory(std::int64_t epoch, std::int64_t start) {
+  try {
+    const std::size_t sample_bytes = reader_->sample_bytes();
+    std::vector<std::uint8_t> batch_x;
+    std::vector<std::int64_t> batch_y;
+    for (std::int64_t at = start; at < per_rank_; at += options_.batch_size) {
+      const std::int64_t count = std::min(options_.batch_size, per_rank_ - at);
+      const std::int64_t* rows = rows_.data() + at;
+      batch_x.resize(static_cast<std::size_t>(count) * sample_bytes);
+      batch_y.resize(static_cast<std::size_t>(count));
+      for (std::int64_t i = 0; i < count; ++i) {
+        const auto row = static_cast<std::size_t>(rows[i]);
+        std::memcpy(batch_x.data() + static_cast<std::size_t>(i) * sample_bytes,
+                    all_x_.data() + row * sample_bytes, sample_bytes);
+        batch_y[static_cast<std::size_t>(i)] = all_y_[row];
+      }
+      if (!hand_over(make_batch(batch_x.data(), batch_y.data(), rows, count, epoch))) return;
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    producer_error_ = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  producer_done_ = true;
+  changed_.notify_all();
 }
 
 void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
@@ -158,7 +210,8 @@ void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
     for (const Segment& s : stream_segments(epoch))
       for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
     std::vector<std::uint8_t> window_x, batch_x(static_cast<std::size_t>(batch) * sample_bytes);
-    std::vector<std::int64_t> window_y, batch_y(static_cast<std::size_t>(batch));
+    std::vector<std::int64_t> window_y, batch_y(static_cast<std::size_t>(batch)),
+        batch_rows(static_cast<std::size_t>(batch));
     std::int64_t filled = 0;
     for (std::int64_t w = start / window; w * window < per_rank_; ++w) {
       const std::int64_t a = w * window, len = std::min(window, per_rank_ - a);
@@ -181,18 +234,12 @@ void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
         std::memcpy(batch_x.data() + static_cast<std::size_t>(filled) * sample_bytes,
                     window_x.data() + src * sample_bytes, sample_bytes);
         batch_y[static_cast<std::size_t>(filled)] = window_y[src];
+        batch_rows[static_cast<std::size_t>(filled)] = base[static_cast<std::size_t>(a) + src];
         ++filled;
         if (filled == batch || a + k + 1 == per_rank_) {
-          Batch b = make_batch(batch_x.data(), batch_y.data(), filled);
+          Batch b = make_batch(batch_x.data(), batch_y.data(), batch_rows.data(), filled, epoch);
           filled = 0;
-          std::unique_lock<std::mutex> lock(mutex_);
-          changed_.wait(lock, [&] {
-            return stop_ ||
-                   static_cast<int>(queue_.size()) < std::max(1, options_.prefetch_batches);
-          });
-          if (stop_) return;
-          queue_.push_back(std::move(b));
-          changed_.notify_all();
+          if (!hand_over(std::move(b))) return;
         }
       }
     }
@@ -206,7 +253,7 @@ void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
 }
 
 bool TrainLoader::next(Batch& out) {
-  if (mode_ == "memory") {
+  if (mode_ == "memory" && !augmenter_) {
     if (rows_.empty()) start_epoch(0);
     if (position_ >= per_rank_) return false;
     const std::int64_t count = std::min(options_.batch_size, per_rank_ - position_);

@@ -14,6 +14,14 @@
 namespace slimtrain::train {
 namespace {
 
+data::AugmentOptions augment_of(const TrainConfig& c) {
+  data::AugmentOptions a;
+  a.crop_padding = c.augment_crop_padding;
+  a.flip = c.augment_flip;
+  a.rotate_deg = c.augment_rotate_deg;
+  return a;
+}
+
 model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
   model::ModelSpec spec;
   spec.set_model(c.model);
@@ -176,6 +184,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   lo.seed = cfg.seed;
   lo.mode = cfg.data_mode;
   lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
+  lo.augment = augment_of(cfg);
   s->loader = std::make_unique<data::TrainLoader>(s->info, "train", rt.rank(), rt.size(), lo);
   if (s->loader->steps_per_epoch() == 0)
     SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", rt.size(),
@@ -219,7 +228,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   log::info_rank0("data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ",
                   s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
                   " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps, " steps; ",
-                  describe_eval_splits(s));
+                  describe_eval_splits(s), "; augmentation: ", augment_of(cfg).describe());
   log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision,
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
                   s.overlap.on ? "on" : "off", "; ", s.overlap.reason, "), ",
@@ -244,6 +253,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"chunk_bytes", s.chunk_bytes},
                              {"batch_size", cfg.batch_size},
+                             {"augment", augment_of(cfg).describe()},
                              {"grad_compression", cfg.grad_compression},
                              {"device", s.device.describe()},
                              {"precision", cfg.precision},

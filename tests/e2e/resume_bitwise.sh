@@ -2,7 +2,8 @@
 # Resume continues the same trajectory: N steps in one run against a run whose ranks are all
 # killed with -9 mid-way and then resumed to N give bit-identical parameters, for cnn-small/SGD
 # momentum (memory reader, evaluations in between) and mlp/AdamW (stream reader, clipping, label
-# smoothing, step schedule). A rank dying inside a background checkpoint write leaves the
+# smoothing, step schedule, augmentation), and cnn-small with augmentation resumed mid-epoch
+# (whose evaluation is not augmented). A rank dying inside a background checkpoint write leaves the
 # previous checkpoint to resume from, still bit-identical. A corrupt newest checkpoint is skipped
 # with a warning naming it and the previous one is used (still bit-identical); a checkpoint of
 # another model exits 2 explaining the mismatch; a different number of ranks resumes with a
@@ -87,10 +88,23 @@ check "a 2-rank checkpoint resumes on 1 rank" \
   "$work/C0/checkpoints/step-00000008"
 check "  warning that the data order changes" contains "resuming a 2-rank checkpoint on 1 ranks"
 
+# Augmentation draws from (seed, epoch, sample): a resume mid-epoch stays bit-identical, in the
+# memory mode (batches made on the prefetch thread) here and the stream mode below.
+aug=(--augment-crop-padding 2 --augment-flip --augment-rotate 10)
+check "cnn + augmentation: uninterrupted run of 48 steps" expect_rc 0 train --model cnn-small "${cnn[@]}" "${aug[@]}" --out I --resume none
+check "  augmentation is on" contains "augmentation: rotate up to 10 deg, random crop with padding 2, horizontal flip"
+check "  and changes the trajectory" sh -c "test -s I/checkpoints/step-00000048/tensors.bin && ! cmp -s A/checkpoints/step-00000048/tensors.bin I/checkpoints/step-00000048/tensors.bin"
+check "cnn + augmentation: killed run (-9 at step 27)" killed_run J 27 24 --model cnn-small "${cnn[@]}" "${aug[@]}"
+check "  resume auto to 48" expect_rc 0 train --model cnn-small "${cnn[@]}" "${aug[@]}" --out J --resume auto
+check "  from step 24 (mid-epoch)" contains "resumed from .*step-00000024 at step 24"
+check "  final parameters bit-identical" same_weights I J 48
+check "evaluation never augments: slimtrain eval of the final checkpoint" expect_rc 0 "$MPIEXEC" -np 2 "$S" eval --checkpoint I --data data.h5 --split test --threads 1
+check "  reports the trainer's final test loss" contains "mean loss $("$PY" -c 'import json, sys; print("%.4f" % json.loads(sys.argv[1])["loss"])' "$(event_field I done test)")"
+
 mlp=(--model mlp --mlp-widths 32,16 --batch-size 8 --max-steps 40 --optimizer adamw --lr 0.003
      --weight-decay 0.01 --schedule step --step-every 12 --step-gamma 0.5 --warmup-steps 3
      --clip-grad-norm 0.5 --label-smoothing 0.1 --log-every 5 --checkpoint-every 5
-     --data-mode stream)
+     --data-mode stream "${aug[@]}")
 check "mlp: uninterrupted run of 40 steps" expect_rc 0 train "${mlp[@]}" --out E --resume none
 check "mlp: killed run (-9 at step 14)" killed_run F 14 10 "${mlp[@]}"
 check "mlp: resume auto to 40" expect_rc 0 train "${mlp[@]}" --out F --resume auto

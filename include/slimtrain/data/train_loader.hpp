@@ -8,7 +8,8 @@
  * memory mode: the split is loaded once; the order is a full permutation of the samples.
  * stream mode: the order permutes chunk-aligned blocks (so reads stay sequential), a shuffle
  * buffer of several blocks mixes samples within this rank, and a prefetch thread reads and
- * converts ahead of the consumer.
+ * converts ahead of the consumer. With augmentation the memory mode also makes its batches on a
+ * prefetch thread, so augmenting costs the step nothing while a core is free.
  */
 #include <condition_variable>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "slimtrain/data/augment.hpp"
 #include "slimtrain/data/batch.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/split_reader.hpp"
@@ -35,6 +37,8 @@ struct LoaderOptions {
   int prefetch_batches = 4;
   /** @brief stream mode: blocks per shuffle buffer. */
   int shuffle_blocks = 8;
+  /** @brief Off by default; when on, batches are made on the prefetch thread in both modes. */
+  AugmentOptions augment;
 };
 
 class TrainLoader {
@@ -70,7 +74,12 @@ class TrainLoader {
   std::vector<Segment> stream_segments(std::int64_t epoch) const;
   void stop_prefetch();
   void produce(std::int64_t epoch, std::int64_t start);
-  Batch make_batch(const std::uint8_t* raw, const std::int64_t* labels, std::int64_t count) const;
+  void produce_from_memory(std::int64_t epoch, std::int64_t start);
+  /** @brief Queues a batch for next(); false when the producer is being stopped. */
+  bool hand_over(Batch batch);
+  /** @brief Augments (when on) and normalises `count` raw samples of source rows `rows`. */
+  Batch make_batch(std::uint8_t* raw, const std::int64_t* labels, const std::int64_t* rows,
+                   std::int64_t count, std::int64_t epoch) const;
 
   DatasetInfo info_;
   std::string split_;
@@ -78,6 +87,7 @@ class TrainLoader {
   LoaderOptions options_;
   std::string mode_;
   std::unique_ptr<SplitReader> reader_;
+  std::unique_ptr<Augmenter> augmenter_;
   std::int64_t n_ = 0, per_rank_ = 0, steps_ = 0;
   std::vector<std::int64_t> x_shape_;
 

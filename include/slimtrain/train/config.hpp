@@ -34,6 +34,10 @@ struct TrainConfig {
   int threads = 0;
   std::string data_mode = "auto";
   std::int64_t memory_budget_mb = 2048;
+  /** @brief Training-time augmentation (data/augment.hpp); evaluation never augments. */
+  int augment_crop_padding = 0;
+  bool augment_flip = false;
+  double augment_rotate_deg = 0.0;
 
   std::size_t bucket_bytes = 4u << 20;
   std::size_t chunk_bytes = 0;   ///< 0: 4 MiB or 1 MiB, whichever all-reduces faster (session.cpp)
