@@ -7,3 +7,9 @@ bin="$build/bench/prep/bench_prep"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 "$bin" "$data"
 mpirun -np 2 "$bin" "$data"
+# Uncompressed copies: each rank maps them and reads only its own records' pages.
+raw=$(mktemp -d)
+trap 'rm -rf "$raw"' EXIT
+for f in "$data"/*-ubyte.gz; do zcat "$f" > "$raw/$(basename "$f" .gz)"; done
+"$bin" "$raw" 3 ""
+mpirun -np 2 "$bin" "$raw" 3 ""

@@ -10,6 +10,7 @@
 #include "slimtrain/data/idx_source.hpp"
 #include "slimtrain/data/npy_source.hpp"
 #include "slimtrain/data/prep.hpp"
+#include "slimtrain/data/shared_input.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
@@ -112,14 +113,19 @@ int run_prep(const std::vector<std::string>& args) {
   runtime::Runtime runtime;
   std::unique_ptr<comm::ControlPlane> control;
   std::unique_ptr<data::RecordSource> train, test;
+  // Raw inputs are mapped on every rank (each reads its records' pages); gzip ones are
+  // decompressed once, on rank 0, and sent to the others.
+  auto shared = [&](const std::string& path) {
+    return data::open_input_shared(path, *control, runtime.world(), options.io_timeout_s);
+  };
   auto make_sources = [&] {
     if (format == "idx") {
-      train = std::make_unique<data::IdxSource>(required(cl, "train-images", format),
-                                                required(cl, "train-labels", format));
-      if (cl.has("test-images") || cl.has("test-labels")) {
-        test = std::make_unique<data::IdxSource>(required(cl, "test-images", format),
-                                                 required(cl, "test-labels", format));
-      }
+      auto idx = [&](const std::string& images, const std::string& labels) {
+        return std::make_unique<data::IdxSource>(shared(images), images, shared(labels), labels);
+      };
+      train = idx(required(cl, "train-images", format), required(cl, "train-labels", format));
+      if (cl.has("test-images") || cl.has("test-labels"))
+        test = idx(required(cl, "test-images", format), required(cl, "test-labels", format));
     } else if (format == "csv") {
       data::CsvOptions csv;
       csv.label_column = cl.get<std::string>("label-column");
@@ -128,16 +134,19 @@ int run_prep(const std::vector<std::string>& args) {
       if (delimiter.size() != 1)
         SLIMTRAIN_THROW(ConfigError, "--delimiter: '", delimiter, "' must be one character");
       csv.delimiter = delimiter[0];
-      train = std::make_unique<data::CsvSource>(required(cl, "train", format), csv);
-      if (cl.has("test"))
-        test = std::make_unique<data::CsvSource>(cl.get<std::string>("test"), csv);
-    } else if (format == "npy") {
-      train = std::make_unique<data::NpySource>(required(cl, "train-x", format),
-                                                required(cl, "train-y", format));
-      if (cl.has("test-x") || cl.has("test-y")) {
-        test = std::make_unique<data::NpySource>(required(cl, "test-x", format),
-                                                 required(cl, "test-y", format));
+      const std::string train_csv = required(cl, "train", format);
+      train = std::make_unique<data::CsvSource>(shared(train_csv), train_csv, csv);
+      if (cl.has("test")) {
+        const std::string test_csv = cl.get<std::string>("test");
+        test = std::make_unique<data::CsvSource>(shared(test_csv), test_csv, csv);
       }
+    } else if (format == "npy") {
+      auto npy = [&](const std::string& x, const std::string& y) {
+        return std::make_unique<data::NpySource>(shared(x), x, shared(y), y);
+      };
+      train = npy(required(cl, "train-x", format), required(cl, "train-y", format));
+      if (cl.has("test-x") || cl.has("test-y"))
+        test = npy(required(cl, "test-x", format), required(cl, "test-y", format));
     } else if (format == "images") {
       make_image_sources(*control, cl, options, train, test);
     } else {

@@ -34,9 +34,9 @@ std::int64_t count_fields(const char* begin, const char* end, char delimiter) {
 }  // namespace
 
 CsvSource::CsvSource(const std::string& path, const CsvOptions& options)
-    : CsvSource(read_input_file(path), path, options) {}
+    : CsvSource(open_input(path), path, options) {}
 
-CsvSource::CsvSource(std::vector<std::uint8_t> bytes, std::string name, const CsvOptions& options)
+CsvSource::CsvSource(InputBytes bytes, std::string name, const CsvOptions& options)
     : bytes_(std::move(bytes)), name_(std::move(name)), delimiter_(options.delimiter) {
   index(options);
 }

@@ -61,11 +61,10 @@ IdxArray parse_idx(const std::uint8_t* bytes, std::size_t size, const std::strin
 }
 
 IdxSource::IdxSource(const std::string& images_path, const std::string& labels_path)
-    : IdxSource(read_input_file(images_path), images_path, read_input_file(labels_path),
-                labels_path) {}
+    : IdxSource(open_input(images_path), images_path, open_input(labels_path), labels_path) {}
 
-IdxSource::IdxSource(std::vector<std::uint8_t> images, std::string images_name,
-                     std::vector<std::uint8_t> labels, std::string labels_name)
+IdxSource::IdxSource(InputBytes images, std::string images_name, InputBytes labels,
+                     std::string labels_name)
     : images_bytes_(std::move(images)),
       labels_bytes_(std::move(labels)),
       images_name_(std::move(images_name)),

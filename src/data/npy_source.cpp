@@ -125,10 +125,9 @@ NpyArray parse_npy(const std::uint8_t* bytes, std::size_t size, const std::strin
 }
 
 NpySource::NpySource(const std::string& x_path, const std::string& y_path)
-    : NpySource(read_input_file(x_path), x_path, read_input_file(y_path), y_path) {}
+    : NpySource(open_input(x_path), x_path, open_input(y_path), y_path) {}
 
-NpySource::NpySource(std::vector<std::uint8_t> x, std::string x_name, std::vector<std::uint8_t> y,
-                     std::string y_name)
+NpySource::NpySource(InputBytes x, std::string x_name, InputBytes y, std::string y_name)
     : x_bytes_(std::move(x)),
       y_bytes_(std::move(y)),
       x_name_(std::move(x_name)),

@@ -1,5 +1,6 @@
 #pragma once
 /** @brief Numeric CSV: one sample per line, float features and one integer label column. */
+#include "slimtrain/data/input_file.hpp"
 #include "slimtrain/data/record_source.hpp"
 
 namespace slimtrain::data {
@@ -18,7 +19,7 @@ struct CsvOptions {
 class CsvSource : public RecordSource {
  public:
   CsvSource(const std::string& path, const CsvOptions& options);
-  CsvSource(std::vector<std::uint8_t> bytes, std::string name, const CsvOptions& options);
+  CsvSource(InputBytes bytes, std::string name, const CsvOptions& options);
 
   std::int64_t size() const override { return static_cast<std::int64_t>(lines_.size()); }
   const std::vector<std::int64_t>& sample_shape() const override { return shape_; }
@@ -32,7 +33,7 @@ class CsvSource : public RecordSource {
     std::int64_t number;
   };
   void index(const CsvOptions& options);
-  std::vector<std::uint8_t> bytes_;
+  InputBytes bytes_;
   std::string name_;
   char delimiter_ = ',';
   std::vector<Line> lines_;

@@ -2,6 +2,7 @@
 /** @brief MNIST-style IDX files (images idx3 + labels idx1, uint8), raw or gzipped. */
 #include <memory>
 
+#include "slimtrain/data/input_file.hpp"
 #include "slimtrain/data/record_source.hpp"
 
 namespace slimtrain::data {
@@ -22,9 +23,8 @@ IdxArray parse_idx(const std::uint8_t* bytes, std::size_t size, const std::strin
 class IdxSource : public RecordSource {
  public:
   IdxSource(const std::string& images_path, const std::string& labels_path);
-  /** @brief From buffers already in memory (tests, fuzzing). */
-  IdxSource(std::vector<std::uint8_t> images, std::string images_name,
-            std::vector<std::uint8_t> labels, std::string labels_name);
+  /** @brief From bytes already opened (open_input_shared, tests, fuzzing). */
+  IdxSource(InputBytes images, std::string images_name, InputBytes labels, std::string labels_name);
 
   std::int64_t size() const override { return count_; }
   const std::vector<std::int64_t>& sample_shape() const override { return shape_; }
@@ -34,7 +34,7 @@ class IdxSource : public RecordSource {
 
  private:
   void parse();
-  std::vector<std::uint8_t> images_bytes_, labels_bytes_;
+  InputBytes images_bytes_, labels_bytes_;
   std::string images_name_, labels_name_;
   IdxArray images_, labels_;
   std::int64_t count_ = 0;

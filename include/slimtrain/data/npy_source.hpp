@@ -1,5 +1,6 @@
 #pragma once
 /** @brief NumPy .npy arrays: features [N, ...] (u1, i8, f4, f8) and integer labels [N]. */
+#include "slimtrain/data/input_file.hpp"
 #include "slimtrain/data/record_source.hpp"
 
 namespace slimtrain::data {
@@ -21,8 +22,8 @@ NpyArray parse_npy(const std::uint8_t* bytes, std::size_t size, const std::strin
 class NpySource : public RecordSource {
  public:
   NpySource(const std::string& x_path, const std::string& y_path);
-  NpySource(std::vector<std::uint8_t> x, std::string x_name, std::vector<std::uint8_t> y,
-            std::string y_name);
+  /** @brief From bytes already opened (open_input_shared, tests, fuzzing). */
+  NpySource(InputBytes x, std::string x_name, InputBytes y, std::string y_name);
 
   std::int64_t size() const override { return count_; }
   const std::vector<std::int64_t>& sample_shape() const override { return shape_; }
@@ -32,7 +33,7 @@ class NpySource : public RecordSource {
 
  private:
   void parse();
-  std::vector<std::uint8_t> x_bytes_, y_bytes_;
+  InputBytes x_bytes_, y_bytes_;
   std::string x_name_, y_name_;
   NpyArray x_, y_;
   std::int64_t count_ = 0;
