@@ -13,3 +13,5 @@ trap 'rm -rf "$raw"' EXIT
 for f in "$data"/*-ubyte.gz; do zcat "$f" > "$raw/$(basename "$f" .gz)"; done
 "$bin" "$raw" 3 ""
 mpirun -np 2 "$bin" "$raw" 3 ""
+# Image folders against the Python peer (PIL + h5py).
+"$(dirname "$0")/images.sh" "$build"

@@ -1,3 +1,5 @@
+#include <chrono>
+#include <cmath>
 #include <memory>
 #include <sstream>
 
@@ -157,12 +159,16 @@ int run_prep(const std::vector<std::string>& args) {
 
   return runtime::run_guarded(runtime, [&] {
     control = std::make_unique<comm::ControlPlane>(runtime, "prep", cc);
+    const auto started = std::chrono::steady_clock::now();
     comm::on_all_ranks(*control, make_sources);
     const data::PrepResult result =
         data::prepare_dataset(*control, runtime.world(), *train, test.get(), options);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
                     ", test ", result.test, " samples, ", result.num_classes, " classes, ",
-                    runtime.size(), runtime.size() == 1 ? " rank" : " ranks");
+                    runtime.size(), runtime.size() == 1 ? " rank" : " ranks", ", in ",
+                    std::round(seconds * 1000) / 1000, " s");
     if (options.skip_bad) write_skip_report(*control, options, result);
     return kExitOk;
   });

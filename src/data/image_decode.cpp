@@ -7,10 +7,13 @@
 // clang-format on
 #include <png.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csetjmp>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "slimtrain/core/error.hpp"
 
@@ -186,11 +189,30 @@ Image decode_image(const std::vector<std::uint8_t>& bytes, const std::string& pa
 }
 
 Image load_image(const std::string& path, int channels) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) SLIMTRAIN_THROW(DataError, path, ": cannot open: ", std::strerror(errno));
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                                  std::istreambuf_iterator<char>());
-  if (file.bad()) SLIMTRAIN_THROW(DataError, path, ": cannot read: ", std::strerror(errno));
+  // One read of the whole file: images are small, and a stream iterator costs more than decoding.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) SLIMTRAIN_THROW(DataError, path, ": cannot open: ", std::strerror(errno));
+  struct stat st {};
+  std::vector<std::uint8_t> bytes;
+  std::size_t used = 0;
+  bool failed = ::fstat(fd, &st) != 0;
+  if (!failed) {
+    bytes.resize(static_cast<std::size_t>(st.st_size) + 1);  // +1: sees growth, ends at EOF
+    for (;;) {
+      if (used == bytes.size()) bytes.resize(2 * bytes.size());
+      const ssize_t got = ::read(fd, bytes.data() + used, bytes.size() - used);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        failed = got < 0;
+        break;
+      }
+      used += static_cast<std::size_t>(got);
+    }
+  }
+  const int err = errno;
+  ::close(fd);
+  if (failed) SLIMTRAIN_THROW(DataError, path, ": cannot read: ", std::strerror(err));
+  bytes.resize(used);
   return decode_image(bytes, path, channels);
 }
 
