@@ -61,9 +61,10 @@ TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, i
   const std::vector<std::int64_t> input = info_.input_shape();
   x_shape_.assign(input.begin(), input.end());
   if (mode_ == "memory") {
-    all_x_.resize(static_cast<std::size_t>(n_) * reader_->sample_bytes());
+    // Zeroing 47 MB first took twice as long as reading them (Fashion-MNIST).
+    all_x_.reset(new std::uint8_t[static_cast<std::size_t>(n_) * reader_->sample_bytes()]);
     all_y_.resize(static_cast<std::size_t>(n_));
-    reader_->read_x(0, n_, all_x_.data());
+    reader_->read_x(0, n_, all_x_.get());
     reader_->read_y(0, n_, all_y_.data());
   }
 }
@@ -133,10 +134,7 @@ void TrainLoader::start_epoch(std::int64_t epoch, std::int64_t skip_steps) {
   }
   stop_prefetch();
   position_ = skip_steps * options_.batch_size;
-  if (mode_ == "memory") {
-    rows_ = epoch_rows(epoch);
-    if (!augmenter_) return;
-  }
+  if (mode_ == "memory") rows_ = epoch_rows(epoch);
   producer_done_ = false;
   producer_ = std::thread([this, epoch] {
     if (mode_ == "memory")
@@ -187,7 +185,7 @@ void TrainLoader::produce_from_memory(std::int64_t epoch, std::int64_t start) {
       for (std::int64_t i = 0; i < count; ++i) {
         const auto row = static_cast<std::size_t>(rows[i]);
         std::memcpy(batch_x.data() + static_cast<std::size_t>(i) * sample_bytes,
-                    all_x_.data() + row * sample_bytes, sample_bytes);
+                    all_x_.get() + row * sample_bytes, sample_bytes);
         batch_y[static_cast<std::size_t>(i)] = all_y_[row];
       }
       if (!hand_over(make_batch(batch_x.data(), batch_y.data(), rows, count, epoch))) return;
@@ -253,26 +251,6 @@ void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
 }
 
 bool TrainLoader::next(Batch& out) {
-  if (mode_ == "memory" && !augmenter_) {
-    if (rows_.empty()) start_epoch(0);
-    if (position_ >= per_rank_) return false;
-    const std::int64_t count = std::min(options_.batch_size, per_rank_ - position_);
-    std::vector<std::int64_t> shape{count};
-    shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
-    out.x = torch::empty(shape, torch::kFloat32);
-    out.y = torch::empty({count}, torch::kInt64);
-    float* x = out.x.data_ptr<float>();
-    std::int64_t* y = out.y.data_ptr<std::int64_t>();
-    const std::size_t sample_bytes = reader_->sample_bytes();
-    const std::int64_t elements = info_.sample_elements();
-    for (std::int64_t i = 0; i < count; ++i) {
-      const auto row = static_cast<std::size_t>(rows_[static_cast<std::size_t>(position_ + i)]);
-      reader_->normalize(all_x_.data() + row * sample_bytes, 1, x + i * elements);
-      y[i] = all_y_[row];
-    }
-    position_ += count;
-    return true;
-  }
   std::unique_lock<std::mutex> lock(mutex_);
   if (producer_done_ && queue_.empty() && !producer_.joinable()) {
     lock.unlock();

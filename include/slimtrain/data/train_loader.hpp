@@ -8,8 +8,9 @@
  * memory mode: the split is loaded once; the order is a full permutation of the samples.
  * stream mode: the order permutes chunk-aligned blocks (so reads stay sequential), a shuffle
  * buffer of several blocks mixes samples within this rank, and a prefetch thread reads and
- * converts ahead of the consumer. With augmentation the memory mode also makes its batches on a
- * prefetch thread, so augmenting costs the step nothing while a core is free.
+ * converts ahead of the consumer. The memory mode makes its batches (augmented when asked) on a
+ * prefetch thread too: gathering, augmenting and normalising cost the step nothing while a core
+ * is free.
  */
 #include <condition_variable>
 #include <cstdint>
@@ -37,7 +38,7 @@ struct LoaderOptions {
   int prefetch_batches = 4;
   /** @brief stream mode: blocks per shuffle buffer. */
   int shuffle_blocks = 8;
-  /** @brief Off by default; when on, batches are made on the prefetch thread in both modes. */
+  /** @brief Off by default; applied on the prefetch thread. */
   AugmentOptions augment;
 };
 
@@ -92,7 +93,7 @@ class TrainLoader {
   std::vector<std::int64_t> x_shape_;
 
   // memory mode
-  std::vector<std::uint8_t> all_x_;
+  std::unique_ptr<std::uint8_t[]> all_x_;  // not zero-filled first: the read fills it
   std::vector<std::int64_t> all_y_;
   std::vector<std::int64_t> rows_;
   std::int64_t position_ = 0;
