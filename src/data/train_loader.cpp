@@ -137,10 +137,18 @@ void TrainLoader::start_epoch(std::int64_t epoch, std::int64_t skip_steps) {
   if (mode_ == "memory") rows_ = epoch_rows(epoch);
   producer_done_ = false;
   producer_ = std::thread([this, epoch] {
-    if (mode_ == "memory")
-      produce_from_memory(epoch, position_);
-    else
-      produce(epoch, position_);
+    try {
+      if (mode_ == "memory")
+        produce_from_memory(epoch, position_);
+      else
+        produce(epoch, position_);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      producer_error_ = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    producer_done_ = true;
+    changed_.notify_all();
   });
 }
 
@@ -173,81 +181,65 @@ bool TrainLoader::hand_over(Batch batch) {
 }
 
 void TrainLoader::produce_from_memory(std::int64_t epoch, std::int64_t start) {
-  try {
-    const std::size_t sample_bytes = reader_->sample_bytes();
-    std::vector<std::uint8_t> batch_x;
-    std::vector<std::int64_t> batch_y;
-    for (std::int64_t at = start; at < per_rank_; at += options_.batch_size) {
-      const std::int64_t count = std::min(options_.batch_size, per_rank_ - at);
-      const std::int64_t* rows = rows_.data() + at;
-      batch_x.resize(static_cast<std::size_t>(count) * sample_bytes);
-      batch_y.resize(static_cast<std::size_t>(count));
-      for (std::int64_t i = 0; i < count; ++i) {
-        const auto row = static_cast<std::size_t>(rows[i]);
-        std::memcpy(batch_x.data() + static_cast<std::size_t>(i) * sample_bytes,
-                    all_x_.get() + row * sample_bytes, sample_bytes);
-        batch_y[static_cast<std::size_t>(i)] = all_y_[row];
-      }
-      if (!hand_over(make_batch(batch_x.data(), batch_y.data(), rows, count, epoch))) return;
+  const std::size_t sample_bytes = reader_->sample_bytes();
+  std::vector<std::uint8_t> batch_x;
+  std::vector<std::int64_t> batch_y;
+  for (std::int64_t at = start; at < per_rank_; at += options_.batch_size) {
+    const std::int64_t count = std::min(options_.batch_size, per_rank_ - at);
+    const std::int64_t* rows = rows_.data() + at;
+    batch_x.resize(static_cast<std::size_t>(count) * sample_bytes);
+    batch_y.resize(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      const auto row = static_cast<std::size_t>(rows[i]);
+      std::memcpy(batch_x.data() + static_cast<std::size_t>(i) * sample_bytes,
+                  all_x_.get() + row * sample_bytes, sample_bytes);
+      batch_y[static_cast<std::size_t>(i)] = all_y_[row];
     }
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    producer_error_ = std::current_exception();
+    if (!hand_over(make_batch(batch_x.data(), batch_y.data(), rows, count, epoch))) return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  producer_done_ = true;
-  changed_.notify_all();
 }
 
 void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
-  try {
-    const std::size_t sample_bytes = reader_->sample_bytes();
-    const std::int64_t batch = options_.batch_size;
-    const std::int64_t window = reader_->block_rows() * std::max(1, options_.shuffle_blocks);
-    std::vector<std::int64_t> base;
-    for (const Segment& s : stream_segments(epoch))
-      for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
-    std::vector<std::uint8_t> window_x, batch_x(static_cast<std::size_t>(batch) * sample_bytes);
-    std::vector<std::int64_t> window_y, batch_y(static_cast<std::size_t>(batch)),
-        batch_rows(static_cast<std::size_t>(batch));
-    std::int64_t filled = 0;
-    for (std::int64_t w = start / window; w * window < per_rank_; ++w) {
-      const std::int64_t a = w * window, len = std::min(window, per_rank_ - a);
-      window_x.resize(static_cast<std::size_t>(len) * sample_bytes);
-      window_y.resize(static_cast<std::size_t>(len));
-      // Runs of consecutive rows become one hyperslab read each.
-      for (std::int64_t i = 0; i < len;) {
-        std::int64_t j = i + 1;
-        while (j < len && base[static_cast<std::size_t>(a + j)] ==
-                              base[static_cast<std::size_t>(a + j - 1)] + 1)
-          ++j;
-        reader_->read_x(base[static_cast<std::size_t>(a + i)], j - i,
-                        window_x.data() + static_cast<std::size_t>(i) * sample_bytes);
-        reader_->read_y(base[static_cast<std::size_t>(a + i)], j - i, window_y.data() + i);
-        i = j;
-      }
-      const std::vector<std::int64_t> p = window_permutation(len, options_.seed, epoch, rank_, w);
-      for (std::int64_t k = std::max<std::int64_t>(0, start - a); k < len; ++k) {
-        const auto src = static_cast<std::size_t>(p[static_cast<std::size_t>(k)]);
-        std::memcpy(batch_x.data() + static_cast<std::size_t>(filled) * sample_bytes,
-                    window_x.data() + src * sample_bytes, sample_bytes);
-        batch_y[static_cast<std::size_t>(filled)] = window_y[src];
-        batch_rows[static_cast<std::size_t>(filled)] = base[static_cast<std::size_t>(a) + src];
-        ++filled;
-        if (filled == batch || a + k + 1 == per_rank_) {
-          Batch b = make_batch(batch_x.data(), batch_y.data(), batch_rows.data(), filled, epoch);
-          filled = 0;
-          if (!hand_over(std::move(b))) return;
-        }
+  const std::size_t sample_bytes = reader_->sample_bytes();
+  const std::int64_t batch = options_.batch_size;
+  const std::int64_t window = reader_->block_rows() * std::max(1, options_.shuffle_blocks);
+  std::vector<std::int64_t> base;
+  for (const Segment& s : stream_segments(epoch))
+    for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
+  std::vector<std::uint8_t> window_x, batch_x(static_cast<std::size_t>(batch) * sample_bytes);
+  std::vector<std::int64_t> window_y, batch_y(static_cast<std::size_t>(batch)),
+      batch_rows(static_cast<std::size_t>(batch));
+  std::int64_t filled = 0;
+  for (std::int64_t w = start / window; w * window < per_rank_; ++w) {
+    const std::int64_t a = w * window, len = std::min(window, per_rank_ - a);
+    window_x.resize(static_cast<std::size_t>(len) * sample_bytes);
+    window_y.resize(static_cast<std::size_t>(len));
+    // Runs of consecutive rows become one hyperslab read each.
+    for (std::int64_t i = 0; i < len;) {
+      std::int64_t j = i + 1;
+      while (j < len &&
+             base[static_cast<std::size_t>(a + j)] == base[static_cast<std::size_t>(a + j - 1)] + 1)
+        ++j;
+      reader_->read_x(base[static_cast<std::size_t>(a + i)], j - i,
+                      window_x.data() + static_cast<std::size_t>(i) * sample_bytes);
+      reader_->read_y(base[static_cast<std::size_t>(a + i)], j - i, window_y.data() + i);
+      i = j;
+    }
+    const std::vector<std::int64_t> p = window_permutation(len, options_.seed, epoch, rank_, w);
+    for (std::int64_t k = std::max<std::int64_t>(0, start - a); k < len; ++k) {
+      const auto src = static_cast<std::size_t>(p[static_cast<std::size_t>(k)]);
+      std::memcpy(batch_x.data() + static_cast<std::size_t>(filled) * sample_bytes,
+                  window_x.data() + src * sample_bytes, sample_bytes);
+      batch_y[static_cast<std::size_t>(filled)] = window_y[src];
+      batch_rows[static_cast<std::size_t>(filled)] = base[static_cast<std::size_t>(a) + src];
+      ++filled;
+      if (filled == batch || a + k + 1 == per_rank_) {
+        Batch b = make_batch(batch_x.data(), batch_y.data(), batch_rows.data(), filled, epoch);
+        filled = 0;
+        if (!hand_over(std::move(b))) return;
       }
     }
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    producer_error_ = std::current_exception();
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  producer_done_ = true;
-  changed_.notify_all();
 }
 
 bool TrainLoader::next(Batch& out) {
