@@ -99,7 +99,8 @@ void Augmenter::apply_typed(T* sample, std::int64_t row, std::int64_t epoch) con
       const std::int64_t pad = options_.crop_padding, span = 2 * pad + 1;
       const auto dx = static_cast<std::int64_t>(u_dx * span) - pad;
       const auto dy = static_cast<std::int64_t>(u_dy * span) - pad;
-      std::vector<T> shifted(static_cast<std::size_t>(plane), T(0));
+      thread_local std::vector<T> shifted;  // no allocation per sample on the prefetch thread
+      shifted.assign(static_cast<std::size_t>(plane), T(0));
       for (std::int64_t y = 0; y < h; ++y) {
         const std::int64_t sy = y + dy;
         if (sy < 0 || sy >= h) continue;

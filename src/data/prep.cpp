@@ -243,7 +243,7 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
   PrepResult result;
   if (options.skip_bad) result.skipped = gather_skipped(control, splits);
   for (const SplitBuffer& s : splits)
-    if (s.total == 0)
+    if (s.total == 0 && !result.skipped.empty())  // only --skip-bad can empty a split
       SLIMTRAIN_THROW(DataError, s.source->describe(), ": every record of /", s.name,
                       " was skipped as bad (--skip-bad); the first: ", result.skipped.front());
   const std::int64_t max_label =

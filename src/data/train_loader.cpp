@@ -133,15 +133,15 @@ void TrainLoader::start_epoch(std::int64_t epoch, std::int64_t skip_steps) {
                     "]");
   }
   stop_prefetch();
-  position_ = skip_steps * options_.batch_size;
+  const std::int64_t start = skip_steps * options_.batch_size;
   if (mode_ == "memory") rows_ = epoch_rows(epoch);
   producer_done_ = false;
-  producer_ = std::thread([this, epoch] {
+  producer_ = std::thread([this, epoch, start] {
     try {
       if (mode_ == "memory")
-        produce_from_memory(epoch, position_);
+        produce_from_memory(epoch, start);
       else
-        produce(epoch, position_);
+        produce(epoch, start);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       producer_error_ = std::current_exception();

@@ -13,6 +13,11 @@ expect_rc() {  # expect_rc CODE command... ; output kept in $out
   [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }
 }
 contains() { grep -q -- "$1" <<<"$out" || { echo "  output lacks '$1':"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }; }
+# nothing_left [DIR]: DIR (default $dst, the script's output folder) is empty.
+nothing_left() {
+  local d=${1:-$dst}
+  [ -z "$(ls -A "$d")" ] || { echo "  left behind: $(ls -A "$d")"; return 1; }
+}
 finish() { echo "$passes passed, $fails failed"; [ "$fails" -eq 0 ]; }
 # timed COMMAND...: runs it like expect_rc's callers expect, leaving rc, out and the wall time
 # in seconds (integer) in $wall.

@@ -14,7 +14,6 @@ mkdir -p "$in" "$dst"
 S=$SLIMTRAIN_BIN
 idx_ok=(--train-images "$in/train-images.gz" --train-labels "$in/train-labels.gz"
         --test-images "$in/test-images" --test-labels "$in/test-labels")
-nothing_left() { [ -z "$(ls -A "$dst")" ] || { echo "  left behind: $(ls -A "$dst")"; return 1; }; }
 
 check "idx converts" expect_rc 0 "$S" prep idx "${idx_ok[@]}" --class-names a,b,c,d -o "$dst/idx.h5"
 check "  h5py reads it back exactly" "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/data_files.py" check-prep "$dst/idx.h5" "$in"

@@ -15,7 +15,6 @@ mkdir -p "$img" "$dst"
 files() { "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/image_files.py" "$@"; }
 files folders "$img" && files bad "$work/bad" || exit 1
 S=$SLIMTRAIN_BIN
-nothing_left() { [ -z "$(ls -A "$dst")" ] || { echo "  left behind: $(ls -A "$dst")"; return 1; }; }
 like_pil() { out=$(files check "$@" 2>&1) || { echo "$out" | tail -3 | sed 's/^/  | /'; return 1; }; echo "  $out"; }
 
 check "folders convert, 1 channel, 28x28" expect_rc 0 "$S" prep images --train "$img/train" --test "$img/test" --size 28x28 --channels 1 -o "$dst/g.h5"

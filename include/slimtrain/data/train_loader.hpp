@@ -96,9 +96,8 @@ class TrainLoader {
   std::unique_ptr<std::uint8_t[]> all_x_;  // not zero-filled first: the read fills it
   std::vector<std::int64_t> all_y_;
   std::vector<std::int64_t> rows_;
-  std::int64_t position_ = 0;
 
-  // stream mode
+  // the prefetch thread (both modes)
   std::thread producer_;
   std::mutex mutex_;
   std::condition_variable changed_;
