@@ -3,8 +3,8 @@
 #include <exception>
 #include <iostream>
 
+#include "slimtrain/cli/version_info.hpp"
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/version.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -51,7 +51,7 @@ int run_main(int argc, char** argv) {
       return kExitOk;
     }
     if (first == "--version") {
-      std::cout << "slimtrain " << kVersion << "\n";
+      std::cout << version_text();
       return kExitOk;
     }
     for (const Command& c : commands()) {
