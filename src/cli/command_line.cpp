@@ -37,6 +37,34 @@ std::string CommandLine::help_text() const {
   return out.str();
 }
 
+namespace {
+
+// The types options are bound to; anything else is named by its type rather than guessed at.
+std::string value_text(const boost::any& v) {
+  std::ostringstream out;
+  out << std::boolalpha;
+  if (const auto* s = boost::any_cast<std::string>(&v)) return *s;
+  if (const auto* b = boost::any_cast<bool>(&v)) out << *b;
+  else if (const auto* i = boost::any_cast<int>(&v)) out << *i;
+  else if (const auto* l = boost::any_cast<long>(&v)) out << *l;
+  else if (const auto* ll = boost::any_cast<long long>(&v)) out << *ll;
+  else if (const auto* u = boost::any_cast<unsigned long>(&v)) out << *u;
+  else if (const auto* d = boost::any_cast<double>(&v)) out << *d;
+  else out << "(" << v.type().name() << ")";
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> CommandLine::settings() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : values_) {
+    if (name == "help" || value.empty()) continue;
+    out.emplace_back(name, value_text(value.value()));
+  }
+  return out;
+}
+
 bool CommandLine::parse(const std::vector<std::string>& args) {
   po::options_description all;
   all.add(own_).add(common_);

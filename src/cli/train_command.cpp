@@ -102,6 +102,8 @@ int run_train(const std::vector<std::string>& args) {
     ("eval-deadline", bound(c.eval_deadline_s), "seconds the evaluation reduction may wait for late ranks before the evaluation is skipped")
     ("eval-retries", bound(c.eval_retries), "retries with a halved batch before skipping")
     ("log-every", bound(c.log_every), "steps between progress lines and train events")
+    ("straggler-threshold", bound(c.straggler_threshold), "each log window every rank's compute time (data+forward+backward+optimizer) goes to rank 0; it warns once, naming rank and host, when one rank is this fraction slower than the median (0.25: 25%) for --straggler-windows windows in a row; 0: never warn")
+    ("straggler-windows", bound(c.straggler_windows), "consecutive log windows a rank must stay that slow before the warning")
     ("checkpoint-every", bound(c.checkpoint_every), "checkpoint every N steps (0: only at the end and on signals)")
     ("checkpoint-minutes", bound(c.checkpoint_minutes), "also checkpoint every M minutes (0: off)")
     ("keep-last", bound(c.keep_last), "checkpoints kept besides the best")
@@ -159,6 +161,8 @@ int run_train(const std::vector<std::string>& args) {
   require_range<double>("--eval-deadline", c.eval_deadline_s, 0.001, 86400.0);
   require_range<int>("--eval-retries", c.eval_retries, 0, 10);
   require_range<std::int64_t>("--log-every", c.log_every, 1, INT64_MAX);
+  require_range<double>("--straggler-threshold", c.straggler_threshold, 0.0, 1000.0);
+  require_range<int>("--straggler-windows", c.straggler_windows, 1, 1000000);
   require_range<std::int64_t>("--checkpoint-every", c.checkpoint_every, 0, INT64_MAX);
   require_range<double>("--checkpoint-minutes", c.checkpoint_minutes, 0.0, 1e6);
   require_range<int>("--keep-last", c.keep_last, 1, 1000000);
@@ -166,6 +170,7 @@ int run_train(const std::vector<std::string>& args) {
   require_range<std::int64_t>("--vit-dim", c.vit_dim, 1, 65536);
   require_range<std::int64_t>("--vit-depth", c.vit_depth, 1, 1024);
   require_range<std::int64_t>("--vit-heads", c.vit_heads, 1, 1024);
+  c.settings = cl.settings();
   c.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
   c.chunk_bytes = static_cast<std::size_t>(chunk_mb * (1 << 20));
   return train::run_training(c);

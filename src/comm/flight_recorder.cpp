@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "slimtrain/core/log.hpp"
 
 namespace slimtrain::comm {
 
@@ -81,6 +86,82 @@ std::vector<FlightEntry> FlightRecorder::snapshot() const {
   std::sort(out.begin(), out.end(),
             [](const FlightEntry& a, const FlightEntry& b) { return a.seq < b.seq; });
   return out;
+}
+
+std::uint64_t FlightRecorder::recorded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorded_;
+}
+
+namespace {
+
+struct DumpTarget {
+  std::mutex mutex;
+  std::string dir;
+  int rank = 0;
+  std::string host;
+};
+
+DumpTarget& dump_target() {
+  static DumpTarget target;
+  return target;
+}
+
+// Appends the entries; returns the file's path, or "" when there is no directory or it fails
+// (the failure path must not throw: the job is already ending with a better error).
+std::string write_entries(const std::vector<FlightEntry>& entries, const std::string& communicator) {
+  DumpTarget& t = dump_target();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (t.dir.empty()) return "";
+  std::error_code ec;
+  std::filesystem::create_directories(t.dir, ec);
+  const std::string path = t.dir + "/rank-" + std::to_string(t.rank) + ".jsonl";
+  std::ofstream out(path, std::ios::app);
+  if (!out) return "";
+  const double dumped_at =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const FlightEntry& e : entries) {
+    nlohmann::json line = {{"communicator", communicator},
+                           {"rank", t.rank},
+                           {"host", t.host},
+                           {"dumped_at", dumped_at},
+                           {"seq", e.seq},
+                           {"op", e.op},
+                           {"dtype", e.dtype},
+                           {"bytes", e.bytes},
+                           {"tag", e.tag},
+                           {"status", to_string(e.status)},
+                           {"caller_timed_out", e.caller_timed_out},
+                           {"enqueued_s", e.enqueued_s},
+                           {"started_s", e.started_s},
+                           {"ended_s", e.ended_s}};
+    out << line.dump() << '\n';
+  }
+  out.flush();
+  return out ? path : "";
+}
+
+}  // namespace
+
+void set_flight_recorder_directory(const std::string& dir, int rank, const std::string& host) {
+  DumpTarget& t = dump_target();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.dir = dir;
+  t.rank = rank;
+  t.host = host;
+}
+
+void report_flight_recorder(const FlightRecorder& recorder, const std::string& communicator,
+                            std::size_t shown) {
+  const std::vector<FlightEntry> entries = recorder.snapshot();
+  const std::vector<std::string> lines = recorder.format(communicator);
+  const std::string path = write_entries(entries, communicator);
+  const std::size_t from = lines.size() > shown ? lines.size() - shown : 0;
+  log::warn("flight recorder ", communicator, ": the last ", lines.size() - from, " of ",
+            recorder.recorded(), " operations",
+            path.empty() ? std::string(" (no run directory to write the rest to)")
+                         : " (the last " + std::to_string(entries.size()) + " in " + path + ")");
+  for (std::size_t i = from; i < lines.size(); ++i) log::warn("  ", lines[i]);
 }
 
 std::vector<std::string> FlightRecorder::format(const std::string& communicator) const {

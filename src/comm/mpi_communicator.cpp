@@ -139,7 +139,7 @@ struct MpiCommunicator::State {
   }
 
   void dump() const {
-    for (const std::string& line : recorder.format(name)) log::warn(line);
+    report_flight_recorder(recorder, name);
   }
 
   TimeoutError timeout(const Op& op) {

@@ -257,7 +257,7 @@ struct State {
         detail::concat(name, " ", op.summary.describe(), " missed its deadline of ", op.timeout_s,
                        " s; missing ranks: ", report.description, inspector->inquiry_scope());
     log::error(message);
-    for (const std::string& line : recorder.format(name)) log::warn(line);
+    report_flight_recorder(recorder, name);
     abort(message);
     return TimeoutError(message, report.missing, __FILE__, __LINE__);
   }
@@ -436,7 +436,7 @@ class NcclDataPlane final : public DataPlane {
     return state_->bytes_reduced.load();
   }
   void dump_flight_recorder() const override {
-    for (const std::string& line : state_->recorder.format(state_->name)) log::warn(line);
+    report_flight_recorder(state_->recorder, state_->name);
   }
 
  protected:

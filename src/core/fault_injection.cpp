@@ -80,9 +80,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
         plan.action = FaultAction::fail;
       else if (value == "desync")
         plan.action = FaultAction::desync;
+      else if (value == "slow")
+        plan.action = FaultAction::slow;
       else
         SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: action='", value,
-                        "' (delay, hang, exit, throw or desync)");
+                        "' (delay, hang, exit, throw, desync or slow)");
     } else if (key == "delay") {
       plan.delay_s = parse_seconds(value);
     } else if (key == "bytes") {
@@ -102,9 +104,12 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs rank=, phase= and step=");
   if (!action_given && plan.delay_s <= 0)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
-                    "' needs delay= or action=hang|exit|throw|desync");
+                    "' needs delay= or action=hang|exit|throw|desync|slow");
   if (plan.action == FaultAction::desync && plan.phase != FaultPhase::train)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': action=desync needs phase=train");
+  if (plan.action == FaultAction::slow && (plan.phase != FaultPhase::train || plan.delay_s <= 0))
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
+                    "': action=slow needs phase=train and delay=D");
   if (plan.times > 0 && plan.action != FaultAction::delay)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': times= applies to delays only");
   return plan;
@@ -118,14 +123,17 @@ FaultPlan FaultPlan::from_env() {
 bool FaultPlan::armed(int at_rank, FaultPhase at_phase, std::int64_t at_step) const {
   if (phase == FaultPhase::none || at_rank != rank || at_phase != phase) return false;
   if (times >= 0 && fired >= times) return false;
-  // A hang persists: once the rank stops arriving, it never arrives again.
-  return action == FaultAction::hang ? at_step >= step : at_step == step;
+  // A hang persists: once the rank stops arriving, it never arrives again; a straggler stays slow.
+  const bool persists = action == FaultAction::hang || action == FaultAction::slow;
+  return persists ? at_step >= step : at_step == step;
 }
 
 void FaultPlan::fire() {
   ++fired;
-  log::warn("fault injection (SLIMTRAIN_INJECT, test only): ", describe());
+  if (action != FaultAction::slow || fired == 1)
+    log::warn("fault injection (SLIMTRAIN_INJECT, test only): ", describe());
   switch (action) {
+    case FaultAction::slow:
     case FaultAction::delay:
       std::this_thread::sleep_for(std::chrono::duration<double>(delay_s));
       return;
@@ -151,10 +159,12 @@ std::string FaultPlan::describe() const {
                             : action == FaultAction::hang ? "hang"
                             : action == FaultAction::exit ? "exit"
                             : action == FaultAction::fail ? "throw"
+                            : action == FaultAction::slow ? "slow"
                                                           : "desync";
   out << "rank=" << rank << " phase=" << phase_name << " step=" << step
       << " action=" << action_name;
-  if (action == FaultAction::delay) out << " delay=" << delay_s << "s";
+  if (action == FaultAction::delay || action == FaultAction::slow)
+    out << " delay=" << delay_s << "s";
   if (action == FaultAction::desync) out << " bytes=" << desync_bytes;
   if (times >= 0) out << " times=" << times;
   return out.str();

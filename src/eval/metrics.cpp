@@ -123,6 +123,16 @@ nlohmann::json Metrics::to_json() const {
           {"per_class", classes}};
 }
 
+nlohmann::json Metrics::confusion_json() const {
+  auto rows = nlohmann::json::array();
+  const auto c = static_cast<std::size_t>(per_class.size());
+  for (std::size_t k = 0; c > 0 && (k + 1) * c <= confusion.size(); ++k)
+    rows.push_back(
+        std::vector<std::int64_t>(confusion.begin() + static_cast<std::ptrdiff_t>(k * c),
+                                  confusion.begin() + static_cast<std::ptrdiff_t>((k + 1) * c)));
+  return rows;
+}
+
 std::string Metrics::summary() const {
   char line[160];
   std::snprintf(line, sizeof line, "accuracy %.4f  macro-F1 %.4f  loss %.4f  (%lld samples)",
@@ -160,6 +170,7 @@ Metrics compute_metrics(const EvalStats& stats, const std::vector<std::string>& 
   }
   m.accuracy = ratio(double(correct), double(m.count));
   m.macro_f1 = f1_sum / double(c);
+  m.confusion = stats.confusion();
   return m;
 }
 

@@ -41,7 +41,7 @@ std::string describe_eval_splits(const Session& s) {
 }
 
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,
-                                 std::int64_t step) {
+                                 std::int64_t step, bool with_confusion) {
   comm::set_activity(purpose, step);
   const auto started = std::chrono::steady_clock::now();
   auto local_pass = [&](std::int64_t batch_size) {
@@ -60,6 +60,7 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
     nlohmann::json fields = o.metrics.to_json();
     fields["step"] = step;
     fields["split"] = split;
+    if (with_confusion) fields["confusion"] = o.metrics.confusion_json();
     fields["bytes_sent"] = o.bytes_sent;
     fields["seconds"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "slimtrain/comm/flight_recorder.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/normalisation.hpp"
@@ -123,6 +124,9 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   install_stop_handlers();
   auto s = std::make_unique<Session>(cfg, rt);
   s->fault = FaultPlan::from_env();
+  // A failure's full record goes here on every rank; the log keeps the last few lines.
+  comm::set_flight_recorder_directory(cfg.out + "/flight_recorder", rt.rank(),
+                                      rt.hostnames()[static_cast<std::size_t>(rt.rank())]);
   const comm::CommConfig cc = comm_config(cfg);
   s->control = std::make_unique<comm::ControlPlane>(rt, "control", cc);
   s->eval_control = std::make_unique<comm::ControlPlane>(rt, "eval", cc);
@@ -243,7 +247,10 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   s.chunk_reason, ")");
   if (s.fault.phase != FaultPhase::none)
     log::warn("SLIMTRAIN_INJECT is set (test only): ", s.fault.describe());
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [name, value] : cfg.settings) settings[name] = value;
   s.run_log->event("start", {{"model", s.spec.to_json()},
+                             {"config", settings},
                              {"parameters", n_params},
                              {"trainable_parameters", n_trainable},
                              {"dropped_outputs", s.model->dropped_outputs()},

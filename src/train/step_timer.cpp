@@ -39,6 +39,13 @@ nlohmann::json StepTimer::step_ms() const {
   return out;
 }
 
+std::array<double, kPhases> StepTimer::phase_ms() const {
+  const double steps = static_cast<double>(std::max<std::int64_t>(window_steps_, 1));
+  std::array<double, kPhases> out{};
+  for (int p = 0; p < kPhases; ++p) out[static_cast<std::size_t>(p)] = 1e3 * phase_s_[p] / steps;
+  return out;
+}
+
 void StepTimer::reset_window() {
   window_start_ = Clock::now();
   lap_from_ = window_start_;  // the running phase's earlier time belongs to the old window

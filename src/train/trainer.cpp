@@ -19,6 +19,7 @@
 #include "slimtrain/train/step_control.hpp"
 #include "slimtrain/train/step_timer.hpp"
 #include "slimtrain/train/stop_signal.hpp"
+#include "slimtrain/train/stragglers.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -46,6 +47,7 @@ class Trainer {
  private:
   StepDecision train_step(const data::Batch& batch, bool log_now);
   void after_step(const StepDecision& d, bool log_now);
+  nlohmann::json rank_times();
   int stop_for_requeue();
   void finish();
   [[noreturn]] void abort_training(const Error& e);
@@ -55,6 +57,7 @@ class Trainer {
   std::unique_ptr<Session> s_;
   std::unique_ptr<Checkpointer> checkpoints_;
   std::unique_ptr<StepControl> control_;
+  std::unique_ptr<StragglerWatch> stragglers_;
   StepTimer timer_;
   SteadyRate steady_;
   Position pos_;
@@ -126,14 +129,14 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
     const double rate =
         timer_.window_steps() * cfg_.batch_size * rt_.size() / timer_.window_seconds();
     const double loss = d.mean_loss.value_or(0.0);
+    const nlohmann::json ranks = rank_times();
     // Rank 0's components; its sync includes waiting for the slowest rank.
     s.run_log->progress(pos_.epoch, pos_.step, s.total_steps, loss, rate);
-    s.run_log->event("train", {{"step", pos_.step},
-                               {"epoch", pos_.epoch},
-                               {"loss", loss},
-                               {"lr", s.schedule->lr_at(pos_.step - 1)},
-                               {"samples_per_s", rate},
-                               {"step_ms", timer_.step_ms()}});
+    nlohmann::json train = {{"step", pos_.step},     {"epoch", pos_.epoch},
+                            {"loss", loss},          {"lr", s.schedule->lr_at(pos_.step - 1)},
+                            {"samples_per_s", rate}, {"step_ms", timer_.step_ms()}};
+    if (!ranks.is_null()) train["ranks"] = ranks;
+    s.run_log->event("train", train);
     timer_.reset_window();
   }
   const auto paused_from = Clock::now();
@@ -154,6 +157,23 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   }
   steady_.paused_s += seconds_since(paused_from);
   timer_.enter(kData, pos_.step + 1);
+}
+
+// Every rank's compute time of the window, on the control plane (one all-gather per log window).
+nlohmann::json Trainer::rank_times() {
+  if (rt_.size() < 2) return nullptr;
+  Session& s = *s_;
+  const auto times = gather_phase_times(*s.control, timer_.phase_ms(), cfg_.collective_timeout_s);
+  nlohmann::json ranks = stragglers_->add_window(times);
+  if (stragglers_->warning() && rt_.rank() == 0) {
+    s.run_log->end_progress_line();
+    log::warn(*stragglers_->warning(), " (--straggler-threshold ", cfg_.straggler_threshold,
+              "; said once)");
+    nlohmann::json record = stragglers_->warning_record();
+    record["step"] = pos_.step;
+    s.run_log->event("straggler", record);
+  }
+  return ranks;
 }
 
 int Trainer::stop_for_requeue() {
@@ -188,8 +208,12 @@ void Trainer::finish() {
                     s.info.split_list(), s.cfg.final_split == "none" ? "; --final-split none" : "",
                     ")");
   } else {
-    const eval::EvalOutcome o = run_evaluation(s, s.final_split, "final evaluation", pos_.step);
-    if (o.ok) final_metrics = o.metrics.to_json();
+    const eval::EvalOutcome o =
+        run_evaluation(s, s.final_split, "final evaluation", pos_.step, true);
+    if (o.ok) {
+      final_metrics = o.metrics.to_json();
+      final_metrics["confusion"] = o.metrics.confusion_json();
+    }
   }
   nlohmann::json done = {
       {"step", pos_.step},
@@ -234,6 +258,8 @@ int Trainer::run() {
   // The checkpoint resumed from is already written: the step is never written twice.
   checkpoints_ = std::make_unique<Checkpointer>(s, resumed.resumed ? resumed.at.step : -1);
   control_ = std::make_unique<StepControl>(*s.control, *s.data_plane, rt_.hostnames());
+  stragglers_ = std::make_unique<StragglerWatch>(cfg_.straggler_threshold, cfg_.straggler_windows,
+                                                 rt_.hostnames());
   steady_.first_step = pos_.step;
   steady_.warmup_steps = std::min(cfg_.log_every, (s.total_steps - pos_.step) / 2);
   try {

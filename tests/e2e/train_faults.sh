@@ -63,6 +63,16 @@ check "  not before the deadline" test "$wall" -ge 5
 check "  the injection fired" contains "r1 WARN  fault injection .*phase=train step=6 action=hang"
 check "  naming rank 1 as missing" contains "missed its deadline of 5.* s; missing ranks: 1 "
 check "  with the flight recorder" contains "flight recorder control seq .* timed_out"
+check "  the log keeps the last 5 operations of each recorder" \
+  test "$(grep -c 'WARN  *flight recorder control seq' <<<"$out")" -le 10
+check "  and names the file with all of them" contains "flight recorder control: the last 5 of [0-9]* operations (the last [0-9]* in $R/flight_recorder/rank-0.jsonl)"
+check "  rank 0's recorder file: JSON lines, the timed-out operation included" "$PY" -c "
+import json, sys
+lines = [json.loads(l) for l in open('$R/flight_recorder/rank-0.jsonl')]
+assert len(lines) > 5, len(lines)
+assert all(l['rank'] == 0 and l['communicator'] in ('control', 'eval', 'data') for l in lines)
+assert any(l['status'] == 'timed_out' and l['communicator'] == 'control' for l in lines), lines[-3:]
+"
 check "  saying what rank 1 is doing" contains "missing ranks: 1 on [^ ]* (at seq [0-9]*; now: data at step 6, in no collective)"
 check "  failed event in metrics.jsonl" json_is "$(events "$R" failed)" '"missing ranks: 1" in e["reason"] and e["step"] == 5'
 check "  the step-4 checkpoint is intact" expect_rc 0 "$S" inspect --json "$R"

@@ -52,6 +52,11 @@ class CommandLine {
     return values_[name].as<T>();
   }
   std::string help_text() const;
+  /**
+   * @brief Every option with a value, as the user would write it ("lr" -> "0.05"), from the
+   * command line, the INI file or the default: what a run records as its configuration.
+   */
+  std::vector<std::pair<std::string, std::string>> settings() const;
   const std::string& command() const { return command_; }
 
  private:

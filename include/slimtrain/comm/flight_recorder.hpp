@@ -1,7 +1,8 @@
 #pragma once
 /**
- * @brief Ring buffer of a communicator's last operations, written to the log on a timeout so a
- * user sees on every rank which operation stopped where.
+ * @brief Ring buffer of a communicator's last operations. On a timeout or desync each rank writes
+ * its whole recorder to RUN_DIR/flight_recorder/rank-R.jsonl (one JSON object per operation, as
+ * c10d dumps its own to a file) and the log gets only the last few operations and that path.
  */
 #include <chrono>
 #include <cstdint>
@@ -46,6 +47,8 @@ class FlightRecorder {
   std::vector<FlightEntry> snapshot() const;
   /** @brief One line per entry, for the log. */
   std::vector<std::string> format(const std::string& communicator) const;
+  /** @brief Operations recorded so far (more than the ring holds once it wrapped). */
+  std::uint64_t recorded() const;
 
  private:
   double now_s() const;
@@ -56,5 +59,19 @@ class FlightRecorder {
   std::uint64_t recorded_ = 0;
   std::chrono::steady_clock::time_point origin_;
 };
+
+/**
+ * @brief Where report_flight_recorder writes: `dir`/rank-`rank`.jsonl. The trainer sets
+ * RUN_DIR/flight_recorder at start-up; unset (tools, tests), the log gets the last lines only.
+ */
+void set_flight_recorder_directory(const std::string& dir, int rank, const std::string& host);
+
+/**
+ * @brief On a failure: appends every entry to this rank's file (each line carries the
+ * communicator, rank, host and the wall-clock time of the dump) and logs the last `shown`
+ * operations and the file's path as WARN lines.
+ */
+void report_flight_recorder(const FlightRecorder& recorder, const std::string& communicator,
+                            std::size_t shown = 5);
 
 }  // namespace slimtrain::comm

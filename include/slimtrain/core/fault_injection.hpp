@@ -15,6 +15,8 @@
  *   action=throw  throw a DataError there, as a corrupt row in the stream reader would
  *   action=desync (train) issue one extra data-plane all-reduce of bytes=B (default 4 MiB,
  *                 tagged "injected") before the step's gradient buckets: ranks out of step
+ *   action=slow   (train, with delay=D) sleep D in every step from that step on, charged to
+ *                 the step's data phase: a straggler (a slow disk or a busy node), logged once
  */
 #include <cstdint>
 #include <string>
@@ -22,7 +24,7 @@
 namespace slimtrain {
 
 enum class FaultPhase { none, train, eval, prep, checkpoint };
-enum class FaultAction { delay, hang, exit, fail, desync };
+enum class FaultAction { delay, hang, exit, fail, desync, slow };
 
 struct FaultPlan {
   int rank = -1;

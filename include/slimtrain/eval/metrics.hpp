@@ -70,9 +70,13 @@ struct Metrics {
   double accuracy = 0, macro_f1 = 0, mean_loss = 0;
   std::int64_t count = 0;
   std::vector<ClassMetrics> per_class;
+  /** @brief [true][pred] counts, row-major C*C (kept for the final evaluation's record). */
+  std::vector<std::int64_t> confusion;
   /** @brief {"count", "accuracy", "macro_f1", "loss", "per_class": [{name, precision, recall, f1,
    * support}]} */
   nlohmann::json to_json() const;
+  /** @brief The confusion matrix as C rows of C counts: row = true class, column = predicted. */
+  nlohmann::json confusion_json() const;
   /** @brief One line: "accuracy 0.8912  macro-F1 0.8890  loss 0.3012  (10000 samples)". */
   std::string summary() const;
 };

@@ -2,6 +2,7 @@
 /** @brief Everything `slimtrain train` can be told, with the defaults --help shows. */
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "slimtrain/train/optim.hpp"
@@ -11,6 +12,8 @@ namespace slimtrain::train {
 
 struct TrainConfig {
   std::string data;
+  /** @brief Every option as given or defaulted (start event's "config"), for the report. */
+  std::vector<std::pair<std::string, std::string>> settings;
   std::string out;
   std::string model = "cnn-small";  ///< mlp, cnn-small, vit-tiny or torchscript:PATH
   std::string logits_output;        ///< torchscript: which output is the logits ("": default)
@@ -57,6 +60,8 @@ struct TrainConfig {
   int eval_retries = 0;
 
   std::int64_t log_every = 50;
+  double straggler_threshold = 0.25;  ///< warn at this fraction over the median; 0: never
+  int straggler_windows = 3;          ///< for this many log windows in a row
   std::int64_t checkpoint_every = 0;  ///< steps; 0: none on a step schedule
   double checkpoint_minutes = 0.0;
   int keep_last = 3;

@@ -22,8 +22,11 @@ void choose_eval_splits(Session& s);
 /** @brief "evaluating on 'val' every 100 steps, finally on 'test'", or what is skipped. */
 std::string describe_eval_splits(const Session& s);
 
-/** @brief Evaluates on `split` at `step`; `purpose` names it in the log ("evaluation"). */
+/**
+ * @brief Evaluates on `split` at `step`; `purpose` names it in the log ("evaluation"). The final
+ * evaluation also records its confusion matrix (C*C integers: once per run, not per evaluation).
+ */
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,
-                                 std::int64_t step);
+                                 std::int64_t step, bool with_confusion = false);
 
 }  // namespace slimtrain::train

@@ -26,6 +26,8 @@ class StepTimer {
   double window_seconds() const;
   /** @brief {"total": ms per step, "data": ..., "forward": ..., ...} over the window. */
   nlohmann::json step_ms() const;
+  /** @brief The same per phase (data, forward, backward, sync, optimizer), without the total. */
+  std::array<double, kPhases> phase_ms() const;
   /** @brief Starts a new window (after logging, or after a pause that should not count). */
   void reset_window();
 
