@@ -35,6 +35,7 @@ const std::vector<Command>& commands() {
       {"eval", "evaluate a checkpoint on a split of an HDF5 file", run_eval},
       {"inspect", "describe and validate an HDF5 data file or a checkpoint", run_inspect},
       {"export", "write a checkpoint's weights or embeddings to HDF5", run_export},
+      {"report", "write a self-contained HTML report of one or more run directories", run_report},
   };
   return table;
 }

@@ -75,8 +75,9 @@ TEST(CommandLine, RangeCheckNamesOption) {
   }
 }
 
-TEST(App, ListsFiveSubcommands) {
+TEST(App, ListsSixSubcommands) {
   std::vector<std::string> names;
   for (const auto& c : cli::commands()) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"prep", "train", "eval", "inspect", "export"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"prep", "train", "eval", "inspect", "export", "report"}));
 }

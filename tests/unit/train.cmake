@@ -6,3 +6,11 @@ slimtrain_use_torch(unit_optim)
 slimtrain_add_gtest(NAME unit_train_fault_injection TIER unit TIMEOUT 30
   SOURCES test_train_fault_injection.cpp
   LIBS slimtrain_train)
+# Stragglers named once from every rank's window times; SLIMTRAIN_INJECT action=slow.
+slimtrain_add_gtest(NAME unit_stragglers TIER unit TIMEOUT 30
+  SOURCES test_stragglers.cpp
+  LIBS slimtrain_train)
+# slimtrain report: reading run directories (a run still writing, a resume) and drawing charts.
+slimtrain_add_gtest(NAME unit_report TIER unit TIMEOUT 30
+  SOURCES test_report.cpp
+  LIBS slimtrain_report)

@@ -28,5 +28,6 @@ int run_train(const std::vector<std::string>& args);
 int run_eval(const std::vector<std::string>& args);
 int run_inspect(const std::vector<std::string>& args);
 int run_export(const std::vector<std::string>& args);
+int run_report(const std::vector<std::string>& args);
 
 }  // namespace slimtrain::cli
