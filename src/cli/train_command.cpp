@@ -53,7 +53,7 @@ int run_train(const std::vector<std::string>& args) {
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
     ("out", po::value(&c.out)->required(), "run directory: metrics.jsonl and checkpoints/")
-    ("model", bound(c.model), "mlp, cnn-small, vit-tiny, or torchscript:PATH.pt: your own classifier saved with torch.jit.script(model).save(PATH); forward(x) or forward(x, labels) returning the logits, a tuple or a dict (README)")
+    ("model", bound(c.model), "mlp, cnn-small, cnn-bn (5 conv+BatchNorm layers, jobs/fashion_full.ini), vit-tiny, or torchscript:PATH.pt: your own classifier saved with torch.jit.script(model).save(PATH); forward(x) or forward(x, labels) returning the logits, a tuple or a dict (README)")
     ("logits-output", po::value(&c.logits_output)->default_value(""), "torchscript: which output of forward is the logits, a tuple index or a dict key (default: HuggingFace's order, or 'logits')")
     ("model-loss", po::bool_switch(&c.model_loss), "torchscript: train on the loss forward returns (tuple [0] when given labels, or 'loss') instead of slimtrain's cross-entropy")
     ("jit-optimize", po::bool_switch(&c.jit_optimize), "torchscript: let LibTorch's graph executor optimise (profile, differentiate, fuse) the module; off, it runs op by op as eager PyTorch, which trained cnn-small's backward ~15% faster on CPU")
@@ -63,6 +63,7 @@ int run_train(const std::vector<std::string>& args) {
     ("vit-dim", bound(c.vit_dim), "vit-tiny embedding width")
     ("vit-depth", bound(c.vit_depth), "vit-tiny encoder layers")
     ("vit-heads", bound(c.vit_heads), "vit-tiny attention heads")
+    ("cnn-width", bound(c.cnn_width), "cnn-bn channels: W, W, 2W, 2W, 4W over its five conv layers (the work grows as W squared)")
     ("epochs", bound(c.epochs), "passes over the training split")
     ("max-steps", bound(c.max_steps), "stop after this many steps (0: epochs decide)")
     ("batch-size", bound(c.batch_size), "samples per rank per step (the last batch of an epoch may be short)")
@@ -170,6 +171,7 @@ int run_train(const std::vector<std::string>& args) {
   require_range<std::int64_t>("--vit-dim", c.vit_dim, 1, 65536);
   require_range<std::int64_t>("--vit-depth", c.vit_depth, 1, 1024);
   require_range<std::int64_t>("--vit-heads", c.vit_heads, 1, 1024);
+  require_range<std::int64_t>("--cnn-width", c.cnn_width, 1, 4096);
   c.settings = cl.settings();
   c.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
   c.chunk_bytes = static_cast<std::size_t>(chunk_mb * (1 << 20));

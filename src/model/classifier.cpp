@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/cnn_bn.hpp"
 #include "slimtrain/model/cnn_small.hpp"
 #include "slimtrain/model/mlp.hpp"
 #include "slimtrain/model/torchscript.hpp"
@@ -67,7 +68,7 @@ void ModelSpec::set_model(const std::string& value, const std::string& option) {
     }
   }
   SLIMTRAIN_THROW(ConfigError, option, ": '", value,
-                  "' is not one of mlp, cnn-small, vit-tiny, torchscript:PATH.pt");
+                  "' is not one of mlp, cnn-small, cnn-bn, vit-tiny, torchscript:PATH.pt");
 }
 
 std::string ModelSpec::model_option() const {
@@ -78,6 +79,7 @@ std::string ModelSpec::describe() const {
   std::ostringstream out;
   out << model_option() << " input " << shape_text(input_shape) << " classes " << num_classes;
   if (name == "mlp") out << " widths " << shape_text(mlp_widths);
+  if (name == "cnn-bn") out << " width " << cnn_width;
   if (name == "vit-tiny") {
     out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
         << vit_heads;
@@ -95,6 +97,7 @@ nlohmann::json ModelSpec::to_json() const {
           {"vit_dim", vit_dim},
           {"vit_depth", vit_depth},
           {"vit_heads", vit_heads},
+          {"cnn_width", cnn_width},
           {"label_smoothing", label_smoothing},
           {"script_path", script_path},
           {"script_signature", script_signature},
@@ -115,6 +118,7 @@ ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
     spec.vit_dim = j.value("vit_dim", spec.vit_dim);
     spec.vit_depth = j.value("vit_depth", spec.vit_depth);
     spec.vit_heads = j.value("vit_heads", spec.vit_heads);
+    spec.cnn_width = j.value("cnn_width", spec.cnn_width);
     spec.label_smoothing = j.value("label_smoothing", spec.label_smoothing);
     spec.script_path = j.value("script_path", spec.script_path);
     spec.script_signature = j.value("script_signature", spec.script_signature);
@@ -134,6 +138,7 @@ std::string ModelSpec::fingerprint() const {
                          {"input_shape", input_shape},
                          {"num_classes", num_classes}};
   if (name == "mlp") arch["mlp_widths"] = mlp_widths;
+  if (name == "cnn-bn") arch["cnn_width"] = cnn_width;
   if (name == "vit-tiny") {
     arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
   }
@@ -177,6 +182,15 @@ std::array<std::int64_t, 3> image_shape(const ModelSpec& spec) {
                   "; use --model mlp for feature vectors");
 }
 
+std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec) {
+  const auto shape = image_shape(spec);
+  if (shape[1] < 4 || shape[2] < 4) {
+    SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": images of ", shape[1], "x", shape[2],
+                    " are too small for two 2x2 poolings (need at least 4x4)");
+  }
+  return shape;
+}
+
 std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   if (spec.input_shape.empty()) {
     SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": the input shape is empty");
@@ -196,10 +210,11 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   }
   if (spec.name == "mlp") return std::make_shared<MlpImpl>(spec);
   if (spec.name == "cnn-small") return std::make_shared<CnnSmallImpl>(spec);
+  if (spec.name == "cnn-bn") return std::make_shared<CnnBnImpl>(spec);
   if (spec.name == "vit-tiny") return std::make_shared<VitTinyImpl>(spec);
   if (spec.name == "torchscript") return std::make_shared<TorchScriptClassifierImpl>(spec);
   SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
-                  "' (choose mlp, cnn-small, vit-tiny or torchscript:PATH.pt)");
+                  "' (choose mlp, cnn-small, cnn-bn, vit-tiny or torchscript:PATH.pt)");
 }
 
 void ClassifierImpl::save_script(const std::string& path) {
@@ -222,7 +237,7 @@ std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_onl
 }
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"mlp", "cnn-small", "vit-tiny"};
+  static const std::vector<std::string> names{"mlp", "cnn-small", "cnn-bn", "vit-tiny"};
   return names;
 }
 

@@ -1,15 +1,9 @@
 #include "slimtrain/model/cnn_small.hpp"
 
-#include "slimtrain/core/error.hpp"
-
 namespace slimtrain::model {
 
 CnnSmallImpl::CnnSmallImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
-  const auto [c, h, w] = image_shape(spec);
-  if (h < 4 || w < 4) {
-    SLIMTRAIN_THROW(ConfigError, "--model cnn-small: images of ", h, "x", w,
-                    " are too small for two 2x2 poolings (need at least 4x4)");
-  }
+  const auto [c, h, w] = pooled_image_shape(spec);
   namespace nn = torch::nn;
   conv1_ = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(c, 32, 3).padding(1)));
   conv2_ = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)));

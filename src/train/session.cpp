@@ -36,6 +36,7 @@ model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info)
   spec.vit_dim = c.vit_dim;
   spec.vit_depth = c.vit_depth;
   spec.vit_heads = c.vit_heads;
+  spec.cnn_width = c.cnn_width;
   spec.label_smoothing = c.label_smoothing;
   return spec;
 }

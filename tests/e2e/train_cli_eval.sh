@@ -21,7 +21,7 @@ bad() {  # bad "expected text" train-args...: exit 2, the text in the output, no
 }
 bad "unrecognised option '--bogus'" --data "$D" --bogus 1
 bad "--batch-size: 0 is outside" --data "$D" --batch-size 0
-bad "--model: 'nope' is not one of mlp, cnn-small, vit-tiny" --data "$D" --model nope
+bad "--model: 'nope' is not one of mlp, cnn-small, cnn-bn, vit-tiny" --data "$D" --model nope
 bad "--lr: -1 is outside" --data "$D" --lr -1
 bad "--mlp-widths: '32,x'" --data "$D" --model mlp --mlp-widths 32,x
 bad "option '--data' is required" --model mlp
@@ -111,6 +111,16 @@ check "  rank 1 the same one, not the step-22 checkpoint that appeared" \
 check "  the newer checkpoint verifies (resolving by itself, rank 1 would have taken it)" \
   expect_rc 0 "$S" inspect --json "$G/checkpoints/step-00000022"
 check "  and is step 22" json_is "$out" 'e["step"] == 22 and e["verified"]'
+
+# cnn-bn: BatchNorm statistics are buffers (rank 0's, broadcast before the final checkpoint and
+# evaluation), and evaluation runs in eval mode: eval of its checkpoint equals the trainer's.
+B=$runs/bn
+check "cnn-bn at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$B" --model cnn-bn --cnn-width 4 --batch-size 16 --threads 1 --max-steps 30 --augment-flip
+check "  described with its width" contains "cnn-bn input \\[1,8,8\\] classes 4 width 4"
+final=$(events "$B" done | "$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["test"]))')
+check "  learns something" json_is "$final" '0.3 < e["accuracy"] <= 1.0'
+check "  eval --json at np 2 of its checkpoint equals the trainer's final evaluation" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$B" --json --threads 1
+check "  (metrics)" same_metrics "$(tail -1 <<<"$out")"
 
 check "eval of a missing checkpoint exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$R/checkpoints/step-00000099"
 check "  naming it" contains "step-00000099"

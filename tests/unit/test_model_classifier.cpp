@@ -60,7 +60,7 @@ TEST(Model, OutputHasOnlyLogitsAndLoss) {
 
 TEST(Model, ShapesOnFashionAndCifarLikeInputs) {
   torch::manual_seed(0);
-  for (const std::string name : {"mlp", "cnn-small", "vit-tiny"}) {
+  for (const std::string name : {"mlp", "cnn-small", "cnn-bn", "vit-tiny"}) {
     for (const auto& shape : {std::vector<std::int64_t>{1, 28, 28}, {3, 32, 32}}) {
       auto net = model::make_model(spec_of(name, shape, 10));
       auto x = torch::randn({3, shape[0], shape[1], shape[2]});
@@ -83,7 +83,7 @@ TEST(Model, TwoDimensionalImagesAreOneChannel) {
 
 TEST(Model, LossOnlyWithLabelsAndEqualToCrossEntropy) {
   for (const double eps : {0.0, 0.1}) {
-    for (const std::string name : {"mlp", "cnn-small", "vit-tiny"}) {
+    for (const std::string name : {"mlp", "cnn-small", "cnn-bn", "vit-tiny"}) {
       torch::manual_seed(1);
       auto spec = spec_of(name, {1, 28, 28}, 10);
       spec.label_smoothing = eps;
@@ -114,6 +114,14 @@ TEST(Model, ParameterCountsByHand) {
   // 3x32x32 -> 8x8 after two poolings.
   EXPECT_EQ(model::parameter_count(*model::make_model(spec_of("cnn-small", {3, 32, 32}, 10))),
             (32 * 27 + 32) + (64 * 32 * 9 + 64) + (4096 * 128 + 128) + (128 * 10 + 10));
+
+  // cnn-bn: five bias-free convs with BatchNorm (weight and bias: 2 per channel), then the head.
+  const std::int64_t bn = (16 * 1 * 9 + 32) + (16 * 16 * 9 + 32) + (32 * 16 * 9 + 64) +
+                          (32 * 32 * 9 + 64) + (64 * 32 * 9 + 128) + (64 * 10 + 10);
+  EXPECT_EQ(model::parameter_count(*model::make_model(spec_of("cnn-bn", {1, 28, 28}, 10))), bn);
+  EXPECT_EQ(model::parameter_count(*model::make_model(spec_of("cnn-bn", {3, 32, 32}, 10))),
+            bn + 16 * 2 * 9);  // only the first conv sees the channels; pooling is global
+  EXPECT_EQ(model::make_model(spec_of("cnn-bn", {1, 28, 28}, 10))->buffers().size(), 15u);
 
   auto mlp = spec_of("mlp", {1, 28, 28}, 10);
   mlp.mlp_widths = {256, 128};
@@ -220,7 +228,7 @@ TEST(Model, BadSpecsNameTheOption) {
 }
 
 TEST(Model, EachModelFitsATinyBatch) {
-  for (const std::string name : {"mlp", "cnn-small", "vit-tiny"}) {
+  for (const std::string name : {"mlp", "cnn-small", "cnn-bn", "vit-tiny"}) {
     torch::manual_seed(5);
     auto net = model::make_model(spec_of(name, {1, 28, 28}, 4));
     const auto x = torch::randn({16, 1, 28, 28});

@@ -20,12 +20,13 @@ namespace slimtrain::model {
 
 /** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
 struct ModelSpec {
-  std::string name = "cnn-small";  ///< mlp | cnn-small | vit-tiny | torchscript
+  std::string name = "cnn-small";  ///< mlp | cnn-small | cnn-bn | vit-tiny | torchscript
   /// Sample shape from the data file: {C,H,W} or {H,W} (one channel) for images, {D} for features.
   std::vector<std::int64_t> input_shape;
   std::int64_t num_classes = 10;
   std::vector<std::int64_t> mlp_widths{256, 128};
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
+  std::int64_t cnn_width = 16;  ///< cnn-bn: channels W, W, 2W, 2W, 4W
   double label_smoothing = 0.0;
   // torchscript only:
   std::string script_path;       ///< the module file (--model torchscript:PATH)
@@ -35,7 +36,7 @@ struct ModelSpec {
   bool jit_optimize = false;     ///< LibTorch's graph executor optimisations (off: as eager)
 
   /**
-   * @brief Sets name (and script_path) from a --model value: mlp, cnn-small, vit-tiny or
+   * @brief Sets name (and script_path) from a --model value: mlp, cnn-small, cnn-bn, vit-tiny or
    * torchscript:PATH; ConfigError naming `option` otherwise.
    */
   void set_model(const std::string& value, const std::string& option = "--model");
@@ -116,6 +117,8 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec);
  * and the shape when the input is not an image.
  */
 std::array<std::int64_t, 3> image_shape(const ModelSpec& spec);
+/** @brief image_shape, and ConfigError naming --model when H or W is below 4 (two 2x2 poolings). */
+std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec);
 
 /** @brief Number of scalar parameters, recursively (trainable ones only when asked). */
 std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_only = false);

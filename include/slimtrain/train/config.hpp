@@ -15,13 +15,14 @@ struct TrainConfig {
   /** @brief Every option as given or defaulted (start event's "config"), for the report. */
   std::vector<std::pair<std::string, std::string>> settings;
   std::string out;
-  std::string model = "cnn-small";  ///< mlp, cnn-small, vit-tiny or torchscript:PATH
+  std::string model = "cnn-small";  ///< mlp, cnn-small, cnn-bn, vit-tiny or torchscript:PATH
   std::string logits_output;        ///< torchscript: which output is the logits ("": default)
   bool model_loss = false;          ///< torchscript: train on the module's own loss
   bool strict_slim = false;         ///< refuse a model whose forward returns more than logits/loss
   bool jit_optimize = false;        ///< torchscript: LibTorch's graph executor optimisations
   std::vector<std::int64_t> mlp_widths{256, 128};
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
+  std::int64_t cnn_width = 16;  ///< cnn-bn base width
 
   std::int64_t epochs = 1;
   std::int64_t max_steps = 0;    ///< 0: epochs decide

@@ -1,0 +1,36 @@
+#include "slimtrain/model/cnn_bn.hpp"
+
+namespace slimtrain::model {
+
+CnnBnImpl::CnnBnImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
+  const std::int64_t c = pooled_image_shape(spec)[0];  // global pooling: any H, W >= 4
+  namespace nn = torch::nn;
+  const std::int64_t w = spec.cnn_width;
+  const std::int64_t widths[] = {w, w, 2 * w, 2 * w, 4 * w};
+  std::int64_t in = c;
+  for (std::size_t k = 0; k < 5; ++k) {
+    const std::string n = std::to_string(k + 1);
+    // No conv bias: the BatchNorm right after it has its own shift.
+    convs_.push_back(register_module(
+        "conv" + n, nn::Conv2d(nn::Conv2dOptions(in, widths[k], 3).padding(1).bias(false))));
+    norms_.push_back(register_module("bn" + n, nn::BatchNorm2d(widths[k])));
+    in = widths[k];
+  }
+  head_ = register_module("head", nn::Linear(in, spec.num_classes));
+}
+
+torch::Tensor CnnBnImpl::block(std::size_t k, const torch::Tensor& x) {
+  return torch::relu(norms_[k]->forward(convs_[k]->forward(x)));
+}
+
+torch::Tensor CnnBnImpl::embed(const torch::Tensor& x) {
+  auto h = torch::max_pool2d(block(1, block(0, as_images(x))), 2);
+  h = torch::max_pool2d(block(3, block(2, h)), 2);
+  return block(4, h).mean({2, 3});  // global average pooling: [B, 4W]
+}
+
+Output CnnBnImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
+  return make_output(head_->forward(embed(x)), y);
+}
+
+}  // namespace slimtrain::model
