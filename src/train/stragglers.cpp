@@ -19,10 +19,10 @@ double lower_median(std::vector<double> values) {
   return *middle;
 }
 
-// "2x", "1.1x": one decimal, none when it is .0.
+// "2x", "1.1x", "238x": one decimal below 10, none when it is .0.
 std::string times_text(double ratio) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", ratio);
+  std::snprintf(text, sizeof text, ratio < 10 ? "%.1f" : "%.0f", ratio);
   std::string out = text;
   if (out.size() > 2 && out.compare(out.size() - 2, 2, ".0") == 0) out.resize(out.size() - 2);
   return out + "x";

@@ -49,6 +49,8 @@ TEST_F(RunDir, AStepRunAgainAfterAResumeKeepsItsLastValue) {
       "{\"event\":\"start\",\"resumed_at_step\":0}\n"
       "{\"event\":\"train\",\"step\":4,\"loss\":2.0,\"step_ms\":{\"data\":1.5}}\n"
       "{\"event\":\"train\",\"step\":8,\"loss\":1.0,\"step_ms\":{\"data\":1.0}}\n"
+      "{\"event\":\"eval_skipped\",\"step\":8,\"reason\":\"rank 1 late by 3 s\"}\n"
+      "{\"event\":\"straggler\",\"step\":8,\"message\":\"rank 1 on n2 is 40% slower\"}\n"
       "{\"event\":\"failed\",\"step\":9,\"reason\":\"deadline\"}\n"
       "{\"event\":\"start\",\"resumed_at_step\":4}\n"
       "{\"event\":\"train\",\"step\":8,\"loss\":0.5,\"step_ms\":{\"data\":0.5}}\n");
@@ -62,6 +64,9 @@ TEST_F(RunDir, AStepRunAgainAfterAResumeKeepsItsLastValue) {
   EXPECT_NE(html.find("<title>resume at step 4: resumed from the checkpoint of step 4"),
             std::string::npos);
   EXPECT_NE(html.find("<title>failed at step 9: deadline"), std::string::npos);
+  EXPECT_NE(html.find("<title>skip at step 8: rank 1 late by 3 s"), std::string::npos);
+  EXPECT_NE(html.find("<title>slow at step 8: rank 1 on n2 is 40% slower"), std::string::npos);
+  EXPECT_NE(html.find("<td>eval_skipped</td><td>rank 1 late by 3 s</td>"), std::string::npos);
 }
 
 TEST(Charts, EveryGivenPointIsDrawnAndTextIsEscaped) {
