@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
 # Installs the Debian packages slimtrain builds, tests and benchmarks against.
 # Idempotent: packages already present are skipped, and apt-get update runs at most once.
+# --demo: only what building and running the demo needs (scripts/demo.sh).
 set -euo pipefail
 
+# What building and running slimtrain needs (the demo installs only these: --demo).
 packages=(
   build-essential cmake pkg-config
-  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libboost-program-options-dev libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev
-  dataset-fashion-mnist python3-torch python3-h5py python3-numpy python3-pil
-  clang-14 libclang-rt-14-dev
-  slurmctld slurmd slurm-client munge
-  iproute2 util-linux procps
+  dataset-fashion-mnist
 )
+# What the tests and benchmarks add: peers and test data in Python, HDF5's tools, clang for the
+# sanitizer and fuzzing builds, Slurm, network namespaces, and Chromium to render the report.
+if [ "${1:-}" != "--demo" ]; then
+  packages+=(
+    hdf5-tools python3-torch python3-h5py python3-numpy python3-pil
+    clang-14 libclang-rt-14-dev
+    slurmctld slurmd slurm-client munge
+    iproute2 util-linux procps
+    chromium
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
