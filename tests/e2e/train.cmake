@@ -13,7 +13,8 @@ slimtrain_add_e2e(NAME e2e_train_cli_eval COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tr
 slimtrain_add_e2e(NAME e2e_train_planes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_planes.sh
                   TIMEOUT 300 LABELS train)
 # A one-bucket model's step issues exactly 2 collectives (its bucket and the control reduction),
-# counted from outside with a PMPI interposer, logging every step with --checkpoint-minutes on.
+# counted from outside with a PMPI interposer, logging every step with --checkpoint-minutes on,
+# plus one all-gather per log window (every rank's times for stragglers).
 slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh
                   TIMEOUT 120 LABELS train ENV MPI_COUNT_LIB=$<TARGET_FILE:slimtrain_mpi_count>)
 # Your own model: TorchScript modules written by python3-torch, trained at np 2 behind the slim
