@@ -1,9 +1,8 @@
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/report/html_report.hpp"
@@ -55,21 +54,13 @@ int run_report(const std::vector<std::string>& args) {
     SLIMTRAIN_THROW(DataError, "report: ", dirs, ": a field of an unexpected type (", e.what(),
                     ")");
   }
-  // Written beside the target and renamed: a reader never sees half a report.
-  const std::string partial = output + ".part." + std::to_string(getpid());
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+  // A reader (a browser reloading a live run's report) never sees half a file; the report of
+  // a run is remade as it goes, so an existing one is replaced.
+  ckpt::write_file_atomically(output, /*force=*/true, "-o", [&](const std::string& tmp) {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << html;
-    if (!out.flush()) {
-      fs::remove(partial, ec);
-      SLIMTRAIN_THROW(ConfigError, "-o ", output, ": cannot write '", partial, "'");
-    }
-  }
-  fs::rename(partial, target, ec);
-  if (ec) {
-    fs::remove(partial, ec);
-    SLIMTRAIN_THROW(ConfigError, "-o ", output, ": cannot write it");
-  }
+    if (!out.flush()) SLIMTRAIN_THROW(ConfigError, "-o ", output, ": cannot write '", tmp, "'");
+  });
   // A few lines per run for the terminal; everything else is in the report and metrics.jsonl.
   for (const report::RunData& run : runs) std::cout << report::summary_text(run, output);
   return kExitOk;

@@ -95,6 +95,25 @@ std::uint64_t FlightRecorder::recorded() const {
 
 namespace {
 
+// One log line per entry, from entries already taken (the recorder's lock is not held here).
+std::vector<std::string> format_lines(const std::vector<FlightEntry>& entries,
+                                      const std::string& communicator) {
+  std::vector<std::string> lines;
+  for (const FlightEntry& e : entries) {
+    char times[160];
+    std::snprintf(times, sizeof times, "enqueued %.3f s, started %.3f s, ended %.3f s",
+                  e.enqueued_s, e.started_s, e.ended_s);
+    std::string line = "flight recorder " + communicator + " seq " + std::to_string(e.seq) + " " +
+                       e.op + " " + e.dtype + " " + std::to_string(e.bytes) + " B";
+    if (!e.tag.empty()) line += " [" + e.tag + "]";
+    line += " " + std::string(to_string(e.status));
+    if (e.caller_timed_out && e.status != OpStatus::timed_out) line += " (after caller timeout)";
+    line += ": " + std::string(times);
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 struct DumpTarget {
   std::mutex mutex;
   std::string dir;
@@ -109,7 +128,8 @@ DumpTarget& dump_target() {
 
 // Appends the entries; returns the file's path, or "" when there is no directory or it fails
 // (the failure path must not throw: the job is already ending with a better error).
-std::string write_entries(const std::vector<FlightEntry>& entries, const std::string& communicator) {
+std::string write_entries(const std::vector<FlightEntry>& entries,
+                          const std::string& communicator) {
   DumpTarget& t = dump_target();
   std::lock_guard<std::mutex> lock(t.mutex);
   if (t.dir.empty()) return "";
@@ -143,6 +163,10 @@ std::string write_entries(const std::vector<FlightEntry>& entries, const std::st
 
 }  // namespace
 
+std::vector<std::string> FlightRecorder::format(const std::string& communicator) const {
+  return format_lines(snapshot(), communicator);
+}
+
 void set_flight_recorder_directory(const std::string& dir, int rank, const std::string& host) {
   DumpTarget& t = dump_target();
   std::lock_guard<std::mutex> lock(t.mutex);
@@ -154,7 +178,7 @@ void set_flight_recorder_directory(const std::string& dir, int rank, const std::
 void report_flight_recorder(const FlightRecorder& recorder, const std::string& communicator,
                             std::size_t shown) {
   const std::vector<FlightEntry> entries = recorder.snapshot();
-  const std::vector<std::string> lines = recorder.format(communicator);
+  const std::vector<std::string> lines = format_lines(entries, communicator);
   const std::string path = write_entries(entries, communicator);
   const std::size_t from = lines.size() > shown ? lines.size() - shown : 0;
   log::warn("flight recorder ", communicator, ": the last ", lines.size() - from, " of ",
@@ -162,23 +186,6 @@ void report_flight_recorder(const FlightRecorder& recorder, const std::string& c
             path.empty() ? std::string(" (no run directory to write the rest to)")
                          : " (the last " + std::to_string(entries.size()) + " in " + path + ")");
   for (std::size_t i = from; i < lines.size(); ++i) log::warn("  ", lines[i]);
-}
-
-std::vector<std::string> FlightRecorder::format(const std::string& communicator) const {
-  std::vector<std::string> lines;
-  for (const FlightEntry& e : snapshot()) {
-    char times[160];
-    std::snprintf(times, sizeof times, "enqueued %.3f s, started %.3f s, ended %.3f s",
-                  e.enqueued_s, e.started_s, e.ended_s);
-    std::string line = "flight recorder " + communicator + " seq " + std::to_string(e.seq) + " " +
-                       e.op + " " + e.dtype + " " + std::to_string(e.bytes) + " B";
-    if (!e.tag.empty()) line += " [" + e.tag + "]";
-    line += " " + std::string(to_string(e.status));
-    if (e.caller_timed_out && e.status != OpStatus::timed_out) line += " (after caller timeout)";
-    line += ": " + std::string(times);
-    lines.push_back(std::move(line));
-  }
-  return lines;
 }
 
 }  // namespace slimtrain::comm

@@ -124,7 +124,7 @@ void summary_table(std::ostringstream& out, const std::vector<RunData>& runs) {
     const json* start = run.last("start");
     const json* done = run.last("done");
     const json* train = run.last("train");
-    const json* final_metrics = done && done->contains("final") ? field(done, "final") : nullptr;
+    const json* final_metrics = field(done, "final");
     std::string model = "–", ranks = "–", total = "?";
     if (start) {
       model = start->contains("model") ? (*start)["model"].value("name", std::string("?")) : "?";
@@ -141,15 +141,9 @@ void summary_table(std::ostringstream& out, const std::vector<RunData>& runs) {
         << "\">" << escape(state) << "</td><td class=\"n\">" << ranks << "</td><td>"
         << escape(model) << "</td><td class=\"n\">"
         << (train ? std::to_string(train->value("step", 0)) : "0") << " / " << total
-        << "</td><td class=\"n\">"
-        << number(final_metrics && final_metrics->is_object() ? field(final_metrics, "accuracy")
-                                                              : nullptr,
-                  4)
-        << "</td><td class=\"n\">"
-        << number(final_metrics && final_metrics->is_object() ? field(final_metrics, "macro_f1")
-                                                              : nullptr,
-                  4)
-        << "</td><td class=\"n\">" << number(done ? field(done, "samples_per_s") : nullptr, 0)
+        << "</td><td class=\"n\">" << number(field(final_metrics, "accuracy"), 4)
+        << "</td><td class=\"n\">" << number(field(final_metrics, "macro_f1"), 4)
+        << "</td><td class=\"n\">" << number(field(done, "samples_per_s"), 0)
         << "</td><td class=\"n\">" << run.all("start").size() << "</td></tr>\n";
   }
   out << "</table>\n";
@@ -172,8 +166,7 @@ void timeline_table(std::ostringstream& out, const RunData& run) {
     else if (name == "eval_skipped" || name == "failed")
       detail = e.value("reason", std::string());
     else if (name == "checkpoint")
-      detail = "blocking " +
-               number(e.contains("blocking_ms") ? field(&e, "blocking_ms") : nullptr, 1) + " ms";
+      detail = "blocking " + number(field(&e, "blocking_ms"), 1) + " ms";
     else if (name == "straggler")
       detail = e.value("message", std::string());
     else if (name == "stopped")
@@ -216,9 +209,8 @@ void per_rank(std::ostringstream& out, const RunData& run) {
 
 void final_metrics(std::ostringstream& out, const RunData& run) {
   const json* done = run.last("done");
-  const json* m = done && done->contains("final") && (*done)["final"].is_object()
-                      ? field(done, "final")
-                      : nullptr;
+  const json* m = field(done, "final");  // null when the final evaluation was skipped
+  if (m && !m->is_object()) m = nullptr;
   if (!m) {
     out << "<p class=\"muted\">" << escape(run.name) << ": no final evaluation yet.</p>\n";
     return;

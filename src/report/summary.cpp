@@ -29,12 +29,8 @@ std::string fixed(const json& v, int decimals) {
 
 std::string summary_text(const RunData& run, const std::string& report_path) {
   std::ostringstream out;
-  const json* first = nullptr;
-  for (const json& e : run.events)
-    if (e.value("event", "") == "start") {
-      first = &e;
-      break;
-    }
+  const auto starts = run.all("start");
+  const json* first = starts.empty() ? nullptr : starts.front();
   const json* start = run.last("start");
   const json* done = run.last("done");
   const json* train = run.last("train");

@@ -9,6 +9,10 @@ namespace {
 constexpr const char* kPhaseNames[kPhases] = {"data", "forward", "backward", "sync", "optimizer"};
 }
 
+const char* phase_name(int phase) {
+  return kPhaseNames[phase];
+}
+
 StepTimer::StepTimer() : lap_from_(Clock::now()), window_start_(lap_from_) {}
 
 void StepTimer::enter(Phase phase, std::int64_t step) {

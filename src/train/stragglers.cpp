@@ -7,7 +7,6 @@
 namespace slimtrain::train {
 namespace {
 
-constexpr const char* kPhaseNames[kPhases] = {"data", "forward", "backward", "sync", "optimizer"};
 // Per-rank compute times go into the train event up to this many ranks; beyond it the event
 // keeps the slowest and the median only, so a line stays small on a large job.
 constexpr std::size_t kMaxRanksListed = 64;
@@ -82,10 +81,9 @@ nlohmann::json StragglerWatch::add_window(const std::vector<PhaseMs>& per_rank) 
     streak_ = 0;
     streak_slow_.fill(0.0);
     streak_median_.fill(0.0);
-    streak_slow_compute_ = streak_median_compute_ = 0;
+    streak_median_compute_ = 0;
   }
   ++streak_;
-  streak_slow_compute_ += slow;
   streak_median_compute_ += median;
   for (std::size_t p = 0; p < kPhases; ++p) {
     std::vector<double> phase;
@@ -96,7 +94,8 @@ nlohmann::json StragglerWatch::add_window(const std::vector<PhaseMs>& per_rank) 
   if (streak_ < windows_ || warned_) return record;
 
   warned_ = true;
-  const double percent = 100.0 * (streak_slow_compute_ / streak_median_compute_ - 1.0);
+  // The streak rank's compute summed over its windows is the compute of its summed phases.
+  const double percent = 100.0 * (compute_ms(streak_slow_) / streak_median_compute_ - 1.0);
   // The phases that make the difference, largest excess first: "data 2x, forward 1.1x".
   std::vector<std::size_t> order;
   for (std::size_t p = 0; p < kPhases; ++p)
@@ -109,9 +108,10 @@ nlohmann::json StragglerWatch::add_window(const std::vector<PhaseMs>& per_rank) 
   for (const std::size_t p : order) {
     if (streak_median_[p] <= 0) continue;
     const double ratio = streak_slow_[p] / streak_median_[p];
-    ratios[kPhaseNames[p]] = ratio;
+    ratios[phase_name(static_cast<int>(p))] = ratio;
     if (ratio < 1.05 || phases.size() > 40) continue;
-    phases += (phases.empty() ? "" : ", ") + std::string(kPhaseNames[p]) + " " + times_text(ratio);
+    phases += (phases.empty() ? "" : ", ") + std::string(phase_name(static_cast<int>(p))) + " " +
+              times_text(ratio);
   }
   const std::string host = static_cast<std::size_t>(slowest) < hosts_.size()
                                ? " on " + hosts_[static_cast<std::size_t>(slowest)]

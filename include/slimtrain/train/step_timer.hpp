@@ -12,6 +12,8 @@
 namespace slimtrain::train {
 
 enum Phase { kData, kForward, kBackward, kSync, kOptimizer, kPhases };
+/** @brief "data", "forward", ...: the keys of step_ms and the activity a stall report names. */
+const char* phase_name(int phase);
 
 class StepTimer {
  public:

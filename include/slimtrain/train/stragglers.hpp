@@ -58,7 +58,7 @@ class StragglerWatch {
   int streak_ = 0;
   PhaseMs streak_slow_{};    ///< the streak rank's phases, summed over the streak's windows
   PhaseMs streak_median_{};  ///< each phase's median over ranks, summed likewise
-  double streak_slow_compute_ = 0, streak_median_compute_ = 0;
+  double streak_median_compute_ = 0;  ///< the median compute, summed over the streak's windows
   bool warned_ = false;
   std::optional<std::string> warning_;
   nlohmann::json warning_record_;
