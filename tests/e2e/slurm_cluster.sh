@@ -147,6 +147,7 @@ slurm_stepds() { slurm_stepds_of "$slurm_dir/slurm.conf"; }
 slurm_stepds_of() {
   local p
   for p in $(pgrep -x slurmstepd); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$1" && echo "$p"
+    # { } 2>/dev/null: a daemon that exits after pgrep makes the redirection itself fail.
+    { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$1" && echo "$p"
   done
 }
