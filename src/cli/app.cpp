@@ -5,6 +5,7 @@
 
 #include "slimtrain/cli/version_info.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/runtime/blas.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -55,6 +56,9 @@ int run_main(int argc, char** argv) {
       std::cout << version_text();
       return kExitOk;
     }
+    // The commands that compute get OpenBLAS's right kernels before anything starts (blas.hpp).
+    if (first == "train" || first == "eval" || first == "export")
+      runtime::reexec_for_openblas_kernels(argv);
     for (const Command& c : commands()) {
       if (first == c.name) return c.run(std::vector<std::string>(argv + 2, argv + argc));
     }

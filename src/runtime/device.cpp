@@ -158,6 +158,8 @@ DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
   }
   binding.kind = device;
   at::set_num_threads(binding.threads);
+  binding.blas = detect_blas();
+  binding.blas_threads = set_blas_threads(binding.blas, binding.threads);
   log::debug("bound to ", binding.describe(), " (local rank ", runtime.local_rank(), " of ",
              runtime.local_size(), " on ", runtime.hostname(), ")");
   return binding;

@@ -240,6 +240,18 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",
                   to_string(s.sync->compression()), "; control plane MPI, data plane ",
                   s.device.kind == "cuda" ? "NCCL" : "MPI");
+  log::info_rank0("BLAS: ", s.device.blas.describe(),
+                  s.device.blas_threads > 0
+                      ? detail::concat(", its thread pool sized to ", s.device.blas_threads)
+                      : std::string(),
+                  runtime::openblas_kernels_note());
+  if (s.device.kind == "cpu" && s.device.blas.kind == runtime::BlasInfo::Kind::reference &&
+      s.rt.rank() == 0)
+    log::warn(runtime::BlasInfo::reference_warning());
+  if (s.device.threads > s.device.cores && s.rt.rank() == 0)
+    log::warn("--threads ", s.device.threads, " is more than the ", s.device.cores,
+              " cores this rank's share of the node gives it: ranks will fight for cores "
+              "(--threads 0 takes the share)");
   log::info_rank0("data plane deadlines: --collective-timeout ", cfg.collective_timeout_s,
                   " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
                   s.bandwidth.bytes == 0 ? "--floor-bandwidth"
@@ -257,6 +269,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"dropped_outputs", s.model->dropped_outputs()},
                              {"world_size", s.rt.size()},
                              {"placement", placement_json(s.placement)},
+                             {"blas", s.device.blas.describe()},
                              {"measured_bandwidth_mbps", s.bandwidth.bytes_per_s() / 1e6},
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"chunk_bytes", s.chunk_bytes},

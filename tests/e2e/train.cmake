@@ -15,6 +15,10 @@ slimtrain_add_e2e(NAME e2e_train_planes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trai
 # A one-bucket model's step issues exactly 2 collectives (its bucket and the control reduction),
 # counted from outside with a PMPI interposer, logging every step with --checkpoint-minutes on,
 # plus one all-gather per log window (every rank's times for stragglers).
+# The thread rule at 1, 2 and 4 ranks: no rank runs more busy threads than its share of the
+# cores (read from /proc/PID/task), and --threads beyond the share is warned of and seen.
+slimtrain_add_e2e(NAME e2e_train_threads COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_threads.sh
+                  TIMEOUT 180 LABELS train)
 slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh
                   TIMEOUT 120 LABELS train ENV MPI_COUNT_LIB=$<TARGET_FILE:slimtrain_mpi_count>)
 # Your own model: TorchScript modules written by python3-torch, trained at np 2 behind the slim

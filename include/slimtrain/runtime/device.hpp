@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "slimtrain/comm/control_plane.hpp"
+#include "slimtrain/runtime/blas.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::runtime {
@@ -15,6 +16,8 @@ struct DeviceBinding {
   int index = -1;    ///< GPU index for cuda, -1 for cpu
   int threads = 1;   ///< LibTorch intra-op threads of this rank
   int cores = 1;     ///< CPU cores this rank may run on (Runtime::cores)
+  BlasInfo blas;     ///< the BLAS LibTorch calls
+  int blas_threads = 0;  ///< the size set for its own thread pool; 0: none set
   /** @brief "cuda:1, 4 threads" or "cpu, 2 threads". */
   std::string describe() const;
 };
@@ -25,6 +28,8 @@ struct DeviceBinding {
  * there is no GPU, or when slimtrain or its LibTorch was built without CUDA. device "cpu":
  * LibTorch intra-op threads = `threads`, or Runtime::cores() when 0 (affinity.hpp). Any
  * other device: ConfigError. Collective over `control` for cuda.
+ * The thread rule: LibTorch's intra-op pool, OpenMP (set by LibTorch with it) and the BLAS's own
+ * pool are all sized to `threads`, so a rank runs one busy thread per core of its share.
  */
 DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
                           const std::string& device, int threads);

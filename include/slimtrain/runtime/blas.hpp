@@ -1,0 +1,61 @@
+#pragma once
+/**
+ * @brief Which BLAS LibTorch calls, found at run time, and its thread pool.
+ *
+ * LibTorch's matrix products (and its convolutions where oneDNN does not take them) go through
+ * `sgemm_` of whatever libblas.so.3 the dynamic linker found: on Debian an alternative, the
+ * reference BLAS unless an optimised one is installed (2.4x slower for cnn-small here). OpenBLAS
+ * and BLIS also keep a thread pool of their own, sized to the machine's cores unless told, which
+ * fights with the rank's LibTorch threads when several ranks share a node.
+ */
+#include <string>
+
+namespace slimtrain::runtime {
+
+/** @brief The BLAS behind `sgemm_` in this process. */
+struct BlasInfo {
+  enum class Kind { openblas, blis, mkl, reference, unknown };
+  Kind kind = Kind::unknown;
+  std::string library;  ///< the file that holds sgemm_, symbolic links resolved; "" if none
+  std::string detail;   ///< e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64"
+  /** @brief "OpenBLAS 0.3.21 ... (/usr/lib/.../libopenblasp-r0.3.21.so)". */
+  std::string describe() const;
+  /** @brief One line saying why the reference BLAS is slow and how to install a fast one. */
+  static std::string reference_warning();
+};
+
+/** @brief Looks up sgemm_ as LibTorch's calls resolve it, and asks its library what it is. */
+BlasInfo detect_blas();
+
+/**
+ * @brief Sizes the BLAS's own thread pool to `threads` (openblas_set_num_threads,
+ * bli_thread_set_num_threads, mkl_set_num_threads) and returns the size; 0 when the BLAS has no
+ * pool to size
+ * (reference BLAS) or does not say how. OpenBLAS's pthreads build gets 1: its pool runs beside
+ * LibTorch's OpenMP team rather than in it, so any more would be threads beyond the share.
+ */
+int set_blas_threads(const BlasInfo& blas, int threads);
+
+/**
+ * @brief The OPENBLAS_CORETYPE this CPU should run with, or "". OpenBLAS picks its kernels once,
+ * as it loads, from the CPU's model number; a release older than the CPU (Debian 12's 0.3.21 on
+ * an Emerald Rapids, family 6 model 207) falls back to Prescott (SSE3): a 1024-cubed sgemm on one
+ * core ran at 37 GFLOP/s there instead of 179 with SkylakeX kernels. "SkylakeX" (AVX-512F) or
+ * "Haswell" (AVX2) when the loaded OpenBLAS runs Prescott kernels on a CPU that has those
+ * instructions and OPENBLAS_CORETYPE is unset; "" otherwise.
+ */
+std::string better_openblas_coretype(const BlasInfo& blas);
+
+/**
+ * @brief When better_openblas_coretype says so, runs this program again (execv of its own
+ * file, same pid and arguments) with OPENBLAS_CORETYPE set, so OpenBLAS loads with the
+ * right kernels; SLIMTRAIN_OPENBLAS_FALLBACK records what it had chosen (for the start line) and
+ * stops a second try. Returns when there is nothing to do or exec fails. Call first thing,
+ * before MPI starts.
+ */
+void reexec_for_openblas_kernels(char** argv);
+
+/** @brief ", OPENBLAS_CORETYPE=SkylakeX set by slimtrain (...)" after a re-exec, else "". */
+std::string openblas_kernels_note();
+
+}  // namespace slimtrain::runtime
