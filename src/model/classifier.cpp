@@ -152,6 +152,9 @@ std::string ModelSpec::fingerprint() const {
 
 Output ClassifierImpl::make_output(torch::Tensor logits, const torch::Tensor& y) const {
   Output out;
+  // Under bf16 autocast the head's logits come out bf16: the loss and what crosses the slim
+  // boundary are float32.
+  if (logits.scalar_type() != torch::kFloat32) logits = logits.to(torch::kFloat32);
   if (y.defined()) {
     if (y.dim() != 1 || y.size(0) != logits.size(0)) {
       SLIMTRAIN_THROW(DataError, "model ", spec_.name, ": labels of shape ", shape_text(y.sizes()),
@@ -165,10 +168,22 @@ Output ClassifierImpl::make_output(torch::Tensor logits, const torch::Tensor& y)
   return out;
 }
 
+void ClassifierImpl::use_channels_last() {
+  torch::NoGradGuard no_grad;
+  for (auto& p : parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
+  for (auto& b : buffers())
+    if (b.dim() == 4) b.set_data(b.contiguous(torch::MemoryFormat::ChannelsLast));
+  channels_last_ = true;
+}
+
 torch::Tensor ClassifierImpl::as_images(const torch::Tensor& x) const {
   const auto [c, h, w] = image_shape(spec_);
-  if (x.dim() == 4 && x.size(1) == c && x.size(2) == h && x.size(3) == w) return x;
-  if (x.dim() == 3 && c == 1 && x.size(1) == h && x.size(2) == w) return x.unsqueeze(1);
+  const auto layout = [this](const torch::Tensor& t) {
+    return channels_last_ ? t.contiguous(torch::MemoryFormat::ChannelsLast) : t;
+  };
+  if (x.dim() == 4 && x.size(1) == c && x.size(2) == h && x.size(3) == w) return layout(x);
+  if (x.dim() == 3 && c == 1 && x.size(1) == h && x.size(2) == w) return layout(x.unsqueeze(1));
   SLIMTRAIN_THROW(DataError, "model ", spec_.name, " expects a batch of shape [B,", c, ",", h, ",",
                   w, "], got ", shape_text(x.sizes()));
 }

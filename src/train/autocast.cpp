@@ -3,6 +3,9 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#include <fstream>
+#include <sstream>
+
 // LibTorch 2.4 made autocast per device type; 1.13 (Debian) has the CUDA-only calls, which later
 // releases deprecate.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
@@ -20,11 +23,28 @@ void enable_cuda_autocast(bool on) {
   at::autocast::set_enabled(on);
 #endif
 }
+
+void enable_cpu_autocast(bool on) {
+#ifdef SLIMTRAIN_AUTOCAST_PER_DEVICE
+  if (on) at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, on);
+#else
+  if (on) at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(on);
+#endif
+}
+
+void enable_autocast(bool cuda, bool on) {
+  if (cuda)
+    enable_cuda_autocast(on);
+  else
+    enable_cpu_autocast(on);
+}
 }  // namespace
 
-AutocastScope::AutocastScope(bool bf16) : on_(bf16) {
+AutocastScope::AutocastScope(bool bf16, bool cuda) : on_(bf16), cuda_(cuda) {
   if (!on_) return;
-  enable_cuda_autocast(true);
+  enable_autocast(cuda_, true);
   at::autocast::increment_nesting();
 }
 
@@ -32,7 +52,25 @@ AutocastScope::~AutocastScope() {
   if (!on_) return;
   // The cast weights are cached for the scope only: the optimiser changes them next.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  enable_cuda_autocast(false);
+  enable_autocast(cuda_, false);
+}
+
+bool cpu_has_native_bf16(std::string* flag) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::string word;
+    while (words >> word) {
+      if (word == "avx512_bf16" || word == "amx_bf16") {
+        if (flag != nullptr) *flag = word;
+        return true;
+      }
+    }
+    return false;  // every CPU lists the same flags: the first line decides
+  }
+  return false;
 }
 
 }  // namespace slimtrain::train

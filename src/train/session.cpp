@@ -8,6 +8,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/normalisation.hpp"
+#include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/stop_signal.hpp"
@@ -133,10 +134,11 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   s->eval_control = std::make_unique<comm::ControlPlane>(rt, "eval", cc);
   s->device = runtime::bind_device(rt, *s->control, cfg.device, cfg.threads);
   s->placement = gather_placement(rt, *s->control, s->device.threads);
-  if (cfg.precision == "bf16" && s->device.kind != "cuda")
+  if (cfg.precision == "bf16" && s->device.kind == "cpu" && !cpu_has_native_bf16())
     SLIMTRAIN_THROW(ConfigError,
-                    "--precision bf16: bf16 autocast is implemented for --device cuda only; on "
-                    "CPU train with --precision fp32");
+                    "--precision bf16: this CPU has no native bf16 (neither avx512_bf16 nor "
+                    "amx_bf16 in /proc/cpuinfo's flags), so LibTorch would emulate it, slower "
+                    "than fp32; train with --precision fp32");
 
   s->info = data::read_dataset_info(cfg.data);
   if (!s->info.has_split("train"))
@@ -174,6 +176,10 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     for (auto& p : s->model->parameters()) s->data_plane->broadcast(p.detach(), 0, options);
     for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
   }
+  if (cfg.memory_format == "channels-last" ||
+      (cfg.memory_format == "auto" && s->device.kind == "cpu" &&
+       s->model->prefers_channels_last()))
+    s->model->use_channels_last();
   s->floor_bytes_per_s = cc.deadline.floor_bytes_per_s;
   if (cfg.floor_bandwidth_mbps == 0 && rt.size() > 1) {
     s->bandwidth = comm::measure_bandwidth(*s->data_plane, *s->control);
@@ -234,7 +240,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
                   " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps, " steps; ",
                   describe_eval_splits(s), "; augmentation: ", augment_of(cfg).describe());
-  log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision,
+  log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision, ", memory ",
+                  s.model->channels_last() ? "channels-last" : "contiguous",
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
                   s.overlap.on ? "on" : "off", "; ", s.overlap.reason, "), ",
                   s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",

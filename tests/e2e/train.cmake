@@ -19,6 +19,10 @@ slimtrain_add_e2e(NAME e2e_train_planes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trai
 # cores (read from /proc/PID/task), and --threads beyond the share is warned of and seen.
 slimtrain_add_e2e(NAME e2e_train_threads COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_threads.sh
                   TIMEOUT 180 LABELS train)
+# CPU speed settings checked for effect: the BLAS named at start-up, --memory-format auto per
+# model, a channels-last cnn-bn resumed byte-identical, --precision bf16 on a native-bf16 CPU.
+slimtrain_add_e2e(NAME e2e_train_cpu_speed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_cpu_speed.sh
+                  TIMEOUT 180 LABELS train)
 slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh
                   TIMEOUT 120 LABELS train ENV MPI_COUNT_LIB=$<TARGET_FILE:slimtrain_mpi_count>)
 # Your own model: TorchScript modules written by python3-torch, trained at np 2 behind the slim

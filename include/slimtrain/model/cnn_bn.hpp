@@ -19,6 +19,9 @@ class CnnBnImpl : public ClassifierImpl {
   explicit CnnBnImpl(const ModelSpec& spec);
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   torch::Tensor embed(const torch::Tensor& x) override;
+  // Channels-last measured 1.12x faster here (W=32, 1 thread: 625 vs 550 samples/s); for
+  // cnn-small it was 0.85x (its backward slower), so cnn-small keeps the default.
+  bool prefers_channels_last() const override { return true; }
   std::int64_t embedding_dim() const override { return 4 * spec().cnn_width; }
 
  private:

@@ -1,21 +1,30 @@
 #pragma once
 /**
- * @brief --precision bf16 on CUDA: LibTorch autocast around the forward pass only. Weights stay
- * fp32 (the master copy), backward and the gradient all-reduce run in fp32.
+ * @brief --precision bf16: LibTorch autocast around the forward pass only, on CUDA or on a CPU
+ * with native bf16 (cpu_has_native_bf16). Weights stay fp32 (the master copy); backward runs
+ * each op in the dtype its forward ran in, and gradients and their all-reduce are fp32.
  */
+#include <string>
 
 namespace slimtrain::train {
 
 class AutocastScope {
  public:
-  /** @param bf16 true: bf16 autocast on CUDA for the scope's lifetime; false: nothing. */
-  explicit AutocastScope(bool bf16);
+  /** @param bf16 true: bf16 autocast on `cuda` or CPU for the scope's lifetime; false: nothing. */
+  AutocastScope(bool bf16, bool cuda);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
   bool on_;
+  bool cuda_;
 };
+
+/**
+ * @brief Whether this CPU computes bf16 natively: avx512_bf16 or amx_bf16 among /proc/cpuinfo's
+ * flags (which one goes to `flag`). Without it LibTorch emulates bf16, slower than fp32.
+ */
+bool cpu_has_native_bf16(std::string* flag = nullptr);
 
 }  // namespace slimtrain::train

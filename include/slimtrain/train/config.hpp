@@ -36,6 +36,8 @@ struct TrainConfig {
   std::string device = "cpu";
   std::string precision = "fp32";  ///< fp32, or bf16 (autocast on CUDA; fp32 weights, gradients)
   int threads = 0;
+  /// auto (channels-last for the models that prefer it, on CPU), contiguous, or channels-last
+  std::string memory_format = "auto";
   std::string data_mode = "auto";
   std::int64_t memory_budget_mb = 2048;
   /** @brief Training-time augmentation (data/augment.hpp); evaluation never augments. */
