@@ -11,6 +11,7 @@
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
+#include "slimtrain/runtime/heap.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -59,6 +60,7 @@ class RowWriter {
 }  // namespace
 
 std::int64_t run_embed_job(const EmbedJobConfig& c) {
+  runtime::keep_freed_memory();
   if (c.threads > 0) torch::set_num_threads(c.threads);
   const data::DatasetInfo info = data::read_dataset_info(c.data);
   if (!info.has_split(c.split))

@@ -14,6 +14,7 @@
 #include "slimtrain/eval/evaluator.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
 #include "slimtrain/runtime/device.hpp"
+#include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
@@ -44,6 +45,7 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
 
 int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
                         const EvalJobConfig& c) {
+  runtime::keep_freed_memory();
   const runtime::DeviceBinding device = runtime::bind_device(rt, control, c.device, c.threads);
   FaultPlan fault = FaultPlan::from_env();
   if (fault.armed(rt.rank(), FaultPhase::eval, 0)) fault.fire();

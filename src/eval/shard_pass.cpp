@@ -26,7 +26,8 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
                          const std::string& split, int rank, int world_size,
                          std::int64_t batch_size) {
-  torch::NoGradGuard no_grad;
+  // Inference mode, not just no-grad: no autograd state, no version counters, no view tracking.
+  c10::InferenceMode inference;
   EvalModeGuard mode(model);
   EvalStats stats(info.num_classes);
   data::EvalLoader loader(info, split, rank, world_size, batch_size);

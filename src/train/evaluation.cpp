@@ -62,8 +62,11 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
     fields["split"] = split;
     if (with_confusion) fields["confusion"] = o.metrics.confusion_json();
     fields["bytes_sent"] = o.bytes_sent;
-    fields["seconds"] =
+    const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    fields["seconds"] = seconds;
+    // All ranks' samples over the evaluation's wall time, agreement included.
+    fields["samples_per_s"] = seconds > 0 ? static_cast<double>(o.metrics.count) / seconds : 0.0;
     // A retried evaluation shows how many attempts it took and the batch that succeeded.
     fields["attempts"] = o.attempts;
     fields["eval_batch_size"] = o.batch_size;

@@ -1,13 +1,12 @@
 #include "slimtrain/train/session.hpp"
 
-#include <malloc.h>
-
 #include <cstdio>
 
 #include "slimtrain/comm/flight_recorder.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/normalisation.hpp"
+#include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/optim.hpp"
@@ -40,16 +39,6 @@ model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info)
   spec.cnn_width = c.cnn_width;
   spec.label_smoothing = c.label_smoothing;
   return spec;
-}
-
-// glibc hands the freed activation buffers of each step back to the kernel and faults them in
-// again on the next one (about 8000 page faults per cnn-small step, a fifth of the step time).
-// Keeping freed memory in the heap costs nothing beyond the step's peak, which stays resident.
-void keep_freed_memory() {
-#ifdef __GLIBC__
-  mallopt(M_MMAP_THRESHOLD, 128 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
 }
 
 // --chunk-mb 0 chooses between these by timing an all-reduce of kChunkProbeBytes with each.
@@ -122,7 +111,7 @@ std::uint64_t Session::checkpoint_bytes_estimate() const {
 }
 
 std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& rt) {
-  keep_freed_memory();
+  runtime::keep_freed_memory();
   install_stop_handlers();
   auto s = std::make_unique<Session>(cfg, rt);
   s->fault = FaultPlan::from_env();
