@@ -14,6 +14,9 @@
 #   torchscript: cnn-small written in Python and scripted (tests/e2e/torchscript_models.py), as
 #            --model torchscript:cnn.pt, against the built-in cnn-small (target: within 5%)
 #   eval:    bytes each rank sends in an evaluation of 10 classes (the eval event's bytes_sent)
+#   roofline: matrix-product FLOPs per sample of each model from its layer shapes, GFLOP/s per
+#            rank for slimtrain and the peer, against the fp32 GEMM peak of one core measured in
+#            the same run (bench/train/gemm_peak.py: 1024-cubed sgemm through the same BLAS)
 # Throughput is the steady state: WARMUP steps are left out (slimtrain's done event samples_per_s,
 # which also leaves out evaluation and checkpoint time; the peer's --warmup-steps). No evaluation
 # runs during the timed steps.
@@ -78,9 +81,21 @@ if [ "$have_peer" = 1 ]; then
   "$PY" "$root/tests/e2e/torchscript_models.py" "$work/models" 1 28 28 10
 fi
 
+# Every program here calls the same OpenBLAS: when slimtrain sets OPENBLAS_CORETYPE for itself
+# (an OpenBLAS that does not know this CPU fell back to slow kernels: runtime/blas.hpp), the
+# peer and the GEMM peak get the same setting, so all three run the same kernels.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  "$bin" train --data "$data" --out "$work/blas-probe" --resume none --threads 1 --max-steps 1 \
+    --eval-every 0 --final-split none >"$work/blas-probe.log" 2>&1 || true
+  coretype=$(grep -o 'OPENBLAS_CORETYPE=[A-Za-z0-9]* set by slimtrain' "$work/blas-probe.log" |
+    cut -d' ' -f1 | cut -d= -f2)
+  [ -n "$coretype" ] && export OPENBLAS_CORETYPE=$coretype
+fi
+grep -o 'BLAS: .*' "$work/blas-probe.log" 2>/dev/null | head -n 1 || true
+
 # Each slimtrain configuration next to its peer, so the pairs see the same machine.
 configs=(cnn2)
-[ "$have_peer" = 1 ] && configs+=(cnn2-ts)
+[ "$have_peer" = 1 ] && configs+=(gemm cnn2-ts)
 [ "$have_peer" = 1 ] && configs+=(peer2 peer2-glibc)
 configs+=(cnn1)
 if [ "$have_peer" = 1 ] && [ "$peer_1rank" = 1 ]; then configs+=(peer1); fi
@@ -101,6 +116,15 @@ run_config() {  # run_config CONFIG REP
     peer2) peer "$c.$r" 2 ;;
     peer1) peer "$c.$r" 1 ;;
     peer2-glibc) peer "$c.$r" 2 glibc ;;
+    gemm)
+      "$PY" "$root/bench/train/gemm_peak.py" >"$work/$c.$r.txt" 2>&1 ||
+        { echo "bench/train: the GEMM peak failed:" >&2; cat "$work/$c.$r.txt" >&2; exit 1; }
+      # Two at once, sustained: what each of two busy cores gives (shared caches, memory, clock).
+      "$PY" "$root/bench/train/gemm_peak.py" --seconds 5 >"$work/$c.$r.pair1.txt" 2>&1 &
+      "$PY" "$root/bench/train/gemm_peak.py" --seconds 5 >"$work/$c.$r.pair2.txt" 2>&1
+      wait
+      "$PY" "$root/bench/train/gemm_peak.py" --seconds 5 >"$work/$c.$r.alone.txt" 2>&1
+      ;;
   esac
 }
 
@@ -156,6 +180,13 @@ def median_run(config):
 def eval_bytes(run):
     return max(e["bytes_sent"] for e in events(run) if e["event"] == "eval")
 
+def gemm_gflops(run):
+    text = open(f"{work}/{run}.txt").read()
+    m = re.search(r"^GEMM .*gflops=([0-9.]+)", text, re.M)
+    if not m:
+        sys.exit(f"bench/train: no GEMM line from {run}:\n{text[-2000:]}")
+    return float(m.group(1))
+
 configs = {
     "cnn2": ("slimtrain cnn-small, 2 ranks (defaults: overlap auto)", slim_sps),
     "cnn2-ts": ("slimtrain cnn-small as TorchScript, 2 ranks", slim_sps),
@@ -171,6 +202,7 @@ if not have_peer:
     del configs["peer2"], configs["peer2-glibc"], configs["peer1"], configs["cnn2-ts"]
 elif peer_1rank != "1":
     del configs["peer1"]
+gemm = statistics.median(gemm_gflops(f"gemm.{r}") for r in range(1, reps + 1)) if have_peer else math.nan
 
 sps = {c: [f(f"{c}.{r}") for r in range(1, reps + 1)] for c, (_, f) in configs.items()}
 med = {c: statistics.median(v) for c, v in sps.items()}
@@ -210,6 +242,42 @@ print(f"  the mlp's all-reduce with overlap off: {ms_off['sync']:.1f} of {ms_off
 def ratio(a, b):
     return a / b if b > 0 else math.nan
 
+# The roofline: matrix-product FLOPs per sample (convolutions and linear layers; activations and
+# pooling are left out) from the layer shapes, forward (2 per multiply-add) and backward (the
+# weight gradient, and the input gradient of every layer but the first, 2 per multiply-add each).
+def train_flops(macs):
+    return 2 * sum(macs) + 2 * sum(macs) + 2 * sum(macs[1:])
+
+def cnn_small_macs(c=1, h=28, w=28, classes=10):
+    return [h * w * 32 * 9 * c, (h // 2) * (w // 2) * 64 * 9 * 32,
+            64 * (h // 4) * (w // 4) * 128, 128 * classes]
+
+def mlp_macs(widths, inputs=784, classes=10):
+    sizes = [inputs] + [int(x) for x in widths.split(",")] + [classes]
+    return [a * b for a, b in zip(sizes, sizes[1:])]
+
+flops = {"cnn-small": train_flops(cnn_small_macs()), "mlp": train_flops(mlp_macs(widths))}
+print(f"\nroofline: fp32 GEMM peak {gemm:.1f} GFLOP/s on one core (1024-cubed torch.mm, one "
+      "thread, median repetition, same BLAS); matrix-product FLOPs per sample, forward and "
+      f"backward: cnn-small {flops['cnn-small'] / 1e6:.1f} M, mlp {flops['mlp'] / 1e6:.1f} M")
+print(f"  {'':54s}{'sps/rank':>10s}{'GFLOP/s/rank':>14s}{'of peak':>9s}")
+if have_peer:
+    alone = statistics.median(gemm_gflops(f"gemm.{r}.alone") for r in range(1, reps + 1))
+    pair = statistics.median(statistics.fmean([gemm_gflops(f"gemm.{r}.pair1"), gemm_gflops(f"gemm.{r}.pair2")])
+                             for r in range(1, reps + 1))
+else:
+    alone = pair = math.nan
+gemm_scaling = ratio(pair, alone)
+print(f"  the same GEMM sustained over 5 s: {alone:.1f} GFLOP/s alone, {pair:.1f} each when two run "
+      f"at once: this machine's own 1 -> 2 core scaling for dense fp32 work is {gemm_scaling:.3f}")
+roof = {}
+for c, (label, _) in configs.items():
+    model = "mlp" if c.startswith("mlp") else "cnn-small"
+    ranks = 1 if c.endswith("1") else 2
+    per_rank = med[c] / ranks
+    roof[c] = per_rank * flops[model] / 1e9
+    print(f"  {label:54s}{per_rank:10.0f}{roof[c]:14.1f}{100 * ratio(roof[c], gemm):8.0f}%")
+
 print()
 if have_peer:
     r = ratio(med["cnn2"], med["peer2"])
@@ -218,7 +286,8 @@ if have_peer:
     print(f"cnn-small as TorchScript / built-in at 2 ranks: {ratio(med['cnn2-ts'], med['cnn2']):.3f} "
           "(target >= 0.95)")
 eff = ratio(med["cnn2"], 2 * med["cnn1"])
-print(f"slimtrain scaling 1 -> 2 ranks: efficiency {eff:.3f} (target >= 0.95)")
+print(f"slimtrain scaling 1 -> 2 ranks: efficiency {eff:.3f} (target >= 0.95; two concurrent "
+      f"GEMMs scale {gemm_scaling:.3f} here)")
 if "peer1" in configs:
     print(f"  the peer's own scaling on this machine: {ratio(med['peer2'], 2 * med['peer1']):.3f}")
 eval_b = max(eval_bytes(f"cnn2.{r}") for r in range(1, reps + 1))
@@ -242,4 +311,12 @@ if have_peer:
           f"script_sps={med['cnn2-ts']:.1f} ratio={ratio(med['cnn2-ts'], med['cnn2']):.3f} "
           "target=0.95")
 print(f"RESULT train eval_bytes_per_rank={eval_b} limit=1024")
+print(f"RESULT train throughput model=cnn-small ranks=2 threads=1 sps={med['cnn2']:.1f} target=4000")
+peer_roof = roof.get("peer2", math.nan)
+print(f"RESULT train roofline model=cnn-small ranks=2 gemm_peak_gflops={gemm:.1f} "
+      f"flops_per_sample={flops['cnn-small']:.0f} slimtrain_gflops_per_rank={roof['cnn2']:.1f} "
+      f"slimtrain_fraction={ratio(roof['cnn2'], gemm):.3f} peer_gflops_per_rank={peer_roof:.1f} "
+      f"peer_fraction={ratio(peer_roof, gemm):.3f} target=0.60")
+print(f"RESULT train gemm_scaling alone_gflops={alone:.1f} pair_gflops_each={pair:.1f} "
+      f"efficiency={gemm_scaling:.3f}")
 EOF
