@@ -1,7 +1,6 @@
 #include "slimtrain/runtime/blas.hpp"
 
 #include <dlfcn.h>
-
 #include <unistd.h>
 
 #include <climits>
@@ -71,8 +70,8 @@ BlasInfo detect_blas() {
       const int p = parallel();
       blas.detail += p == 0 ? " (sequential)" : p == 1 ? " (pthreads)" : " (OpenMP)";
     }
-  } else if (auto* version =
-                 reinterpret_cast<const char* (*)()>(symbol_in(handle, "bli_info_get_version_str"))) {
+  } else if (auto* version = reinterpret_cast<const char* (*)()>(
+                 symbol_in(handle, "bli_info_get_version_str"))) {
     blas.kind = BlasInfo::Kind::blis;
     blas.detail = std::string("BLIS ") + version();
   } else if (auto* mkl = reinterpret_cast<void (*)(char*, int)>(
@@ -95,7 +94,8 @@ int set_blas_threads(const BlasInfo& blas, int threads) {
   void* handle = dlopen(blas.library.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   int done = 0;
   if (blas.kind == BlasInfo::Kind::openblas) {
-    if (auto* set = reinterpret_cast<void (*)(int)>(symbol_in(handle, "openblas_set_num_threads"))) {
+    if (auto* set =
+            reinterpret_cast<void (*)(int)>(symbol_in(handle, "openblas_set_num_threads"))) {
       // The OpenMP build runs in LibTorch's OpenMP team; the pthreads build keeps a pool beside
       // it, whose threads would be busy next to OpenMP's: one thread, the caller's, is its share.
       const bool own_pool = blas.detail.find("(pthreads)") != std::string::npos;
@@ -103,7 +103,8 @@ int set_blas_threads(const BlasInfo& blas, int threads) {
       set(done);
     }
   } else if (blas.kind == BlasInfo::Kind::blis) {
-    if (auto* set = reinterpret_cast<void (*)(long)>(symbol_in(handle, "bli_thread_set_num_threads"))) {
+    if (auto* set =
+            reinterpret_cast<void (*)(long)>(symbol_in(handle, "bli_thread_set_num_threads"))) {
       set(threads);
       done = threads;
     }

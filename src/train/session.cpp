@@ -166,8 +166,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
   }
   if (cfg.memory_format == "channels-last" ||
-      (cfg.memory_format == "auto" && s->device.kind == "cpu" &&
-       s->model->prefers_channels_last()))
+      (cfg.memory_format == "auto" && s->device.kind == "cpu" && s->model->prefers_channels_last()))
     s->model->use_channels_last();
   s->floor_bytes_per_s = cc.deadline.floor_bytes_per_s;
   if (cfg.floor_bandwidth_mbps == 0 && rt.size() > 1) {

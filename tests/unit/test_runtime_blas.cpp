@@ -1,6 +1,5 @@
 // Which BLAS LibTorch calls, and the OpenBLAS kernel fix (slimtrain/runtime/blas.hpp).
 #include <gtest/gtest.h>
-
 #include <torch/torch.h>
 
 #include <cstdlib>
