@@ -161,12 +161,16 @@ def slim_steps_ms(run):
     keys = ["data", "forward", "backward", "sync", "optimizer", "total"]
     return {k: statistics.fmean(e["step_ms"][k] for e in train) for k in keys}
 
-def peer_sps(run):
-    text = open(f"{work}/{run}.peer").read()
-    m = re.search(r"^PEER .*samples_per_s=([0-9.]+)", text, re.M)
+def parsed(path, pattern, what):
+    """The number PATTERN's group captures in the file at PATH; exits naming WHAT without it."""
+    text = open(path).read()
+    m = re.search(pattern, text, re.M)
     if not m:
-        sys.exit(f"bench/train: no PEER line from {run}:\n{text[-2000:]}")
+        sys.exit(f"bench/train: no {what} line in {path}:\n{text[-2000:]}")
     return float(m.group(1))
+
+def peer_sps(run):
+    return parsed(f"{work}/{run}.peer", r"^PEER .*samples_per_s=([0-9.]+)", "PEER")
 
 def buckets(run):
     m = re.search(r"gradient buckets: (\d+)", open(f"{work}/{run}.log").read())
@@ -181,11 +185,7 @@ def eval_bytes(run):
     return max(e["bytes_sent"] for e in events(run) if e["event"] == "eval")
 
 def gemm_gflops(run):
-    text = open(f"{work}/{run}.txt").read()
-    m = re.search(r"^GEMM .*gflops=([0-9.]+)", text, re.M)
-    if not m:
-        sys.exit(f"bench/train: no GEMM line from {run}:\n{text[-2000:]}")
-    return float(m.group(1))
+    return parsed(f"{work}/{run}.txt", r"^GEMM .*gflops=([0-9.]+)", "GEMM")
 
 configs = {
     "cnn2": ("slimtrain cnn-small, 2 ranks (defaults: overlap auto)", slim_sps),

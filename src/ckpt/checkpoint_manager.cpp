@@ -8,6 +8,7 @@
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/core/thread_name.hpp"
 
 namespace slimtrain::ckpt {
 namespace fs = std::filesystem;
@@ -46,6 +47,7 @@ void CheckpointManager::save_async(CheckpointState state, std::optional<double> 
     busy_ = true;
   }
   worker_ = std::thread([this, state = std::move(state), metric]() {
+    name_this_thread("ckpt-writer");
     std::exception_ptr error;
     try {
       write_now(state, metric);

@@ -15,6 +15,7 @@
 #include "slimtrain/comm/stall_inspector.hpp"
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/core/thread_name.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::comm {
@@ -241,7 +242,10 @@ MpiCommunicator::MpiCommunicator(const runtime::Runtime& runtime, std::string na
   s.ops = std::make_unique<MpiOps>();
   s.id = s.inspector->add(s.progress, s.name);
   std::shared_ptr<State> keep = state_;
-  s.worker = std::thread([keep] { keep->run(); });
+  s.worker = std::thread([keep] {
+    name_this_thread("comm-" + keep->name);
+    keep->run();
+  });
 }
 
 MpiCommunicator::~MpiCommunicator() {

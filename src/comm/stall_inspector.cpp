@@ -6,6 +6,7 @@
 
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/core/thread_name.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::comm {
@@ -17,8 +18,11 @@ constexpr int kAnswerTag = 7302;
 constexpr int kWords = 20;
 constexpr int kTagWords = 2;       // 16 characters
 constexpr int kActivityWords = 3;  // 24 characters
-// Polling period of the responder: answers within a few ms at a negligible CPU cost.
-constexpr auto kPollPeriod = std::chrono::milliseconds(5);
+// Polling period of the responder. Each MPI_Iprobe runs Open MPI's progress engine, which under
+// MPI_THREAD_MULTIPLE contends with the communicators' workers: at 5 ms the responder wanted a
+// core in a third of the samples (e2e_train_threads), beside the rank's compute thread. Inquiries
+// come after a deadline of seconds, so 50 ms answers are as good.
+constexpr auto kPollPeriod = std::chrono::milliseconds(50);
 
 std::mutex g_instance_mutex;
 std::weak_ptr<StallInspector> g_instance;
@@ -180,7 +184,10 @@ StallInspector::StallInspector(const runtime::Runtime& runtime) : hosts_(runtime
   SLIMTRAIN_CHECK_MPI(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(control_, &rank_));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_size(control_, &size_));
-  if (size_ > 1) responder_ = std::thread([this] { respond_loop(); });
+  if (size_ > 1) responder_ = std::thread([this] {
+    name_this_thread("stall-watch");
+    respond_loop();
+  });
 }
 
 StallInspector::~StallInspector() {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/thread_name.hpp"
 #include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/data/shard.hpp"
 
@@ -137,6 +138,7 @@ void TrainLoader::start_epoch(std::int64_t epoch, std::int64_t skip_steps) {
   if (mode_ == "memory") rows_ = epoch_rows(epoch);
   producer_done_ = false;
   producer_ = std::thread([this, epoch, start] {
+    name_this_thread("prefetch");
     try {
       if (mode_ == "memory")
         produce_from_memory(epoch, start);

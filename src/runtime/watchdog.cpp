@@ -2,12 +2,14 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/core/thread_name.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 
 namespace slimtrain::runtime {
 
 Watchdog::Watchdog(double seconds, std::string phase) {
   thread_ = std::thread([this, seconds, phase = std::move(phase)] {
+    name_this_thread("watchdog");
     std::unique_lock<std::mutex> lock(mutex_);
     if (done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; }))
       return;

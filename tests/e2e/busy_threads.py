@@ -1,17 +1,22 @@
-"""Busy threads of running processes, from /proc/PID/task: busy_threads.py SECONDS PID...
+"""How many threads of each process want a core at the same time: busy_threads.py SHARE SECONDS PID...
 
-Prints one line per process: PID, the number of threads that used at least a quarter of a core
-over the window, and every thread that used any CPU (name:percent of a core), busiest first.
+Every 10 ms for SECONDS, reads the state of every thread in /proc/PID/task and counts the
+threads that are runnable (R: running, or waiting for a core). A rank that keeps more threads
+runnable at once than SHARE, its share of the cores, is fighting for cores; one whose work moves
+between threads (the main thread computes, then the communicator's worker waits in MPI) is not.
+CPU time per thread would count both of those as busy, and on a loaded machine (CI runs tests
+side by side) it shrinks below any fixed threshold; runnable states do neither.
+
+Prints one line per process: PID, the fraction of samples with more than SHARE runnable threads,
+the most runnable at once, and each thread's runnable fraction (name/tid:percent), busiest first.
 """
 import os
 import sys
 import time
 
-TICK = os.sysconf("SC_CLK_TCK")
 
-
-def ticks(pid):
-    """{tid: (name, utime + stime)} for every thread of pid that still exists."""
+def states(pid):
+    """{tid: (name, state)} for every thread of pid that still exists."""
     out = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -24,21 +29,27 @@ def ticks(pid):
         except OSError:
             continue
         name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        out[tid] = (name, int(fields[11]) + int(fields[12]))  # utime, stime: fields 14 and 15
+        out[tid] = (name, stat[stat.rindex(")") + 2])
     return out
 
 
-seconds, pids = float(sys.argv[1]), sys.argv[2:]
-before = {pid: ticks(pid) for pid in pids}
-time.sleep(seconds)
+share, seconds, pids = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+samples = 0
+over = {pid: 0 for pid in pids}
+most = {pid: 0 for pid in pids}
+runnable = {pid: {} for pid in pids}
+deadline = time.monotonic() + seconds
+while time.monotonic() < deadline:
+    samples += 1
+    for pid in pids:
+        running = [(tid, name) for tid, (name, state) in states(pid).items() if state == "R"]
+        for tid, name in running:
+            key = f"{name}/{tid}"
+            runnable[pid][key] = runnable[pid].get(key, 0) + 1
+        over[pid] += len(running) > share
+        most[pid] = max(most[pid], len(running))
+    time.sleep(0.01)
 for pid in pids:
-    after = ticks(pid)
-    used = []
-    for tid, (name, t) in after.items():
-        share = (t - before[pid].get(tid, (name, t))[1]) / TICK / seconds
-        if share > 0:
-            used.append((share, f"{name}/{tid}"))
-    used.sort(reverse=True)
-    busy = sum(1 for share, _ in used if share >= 0.25)
-    print(pid, busy, " ".join(f"{n}:{100 * s:.0f}%" for s, n in used))
+    threads = sorted(runnable[pid].items(), key=lambda kv: -kv[1])
+    print(pid, f"{over[pid] / samples:.2f}", most[pid],
+          " ".join(f"{k}:{100 * v / samples:.0f}%" for k, v in threads))

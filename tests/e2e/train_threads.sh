@@ -2,10 +2,11 @@
 # The thread rule (README, "Threads"): with N ranks on a node, a rank's LibTorch intra-op threads,
 # OpenMP and the BLAS's own pool together use the rank's share of the cores (--threads 0). At 1
 # rank (no launcher: the whole machine), 2 and 4 ranks (mpirun --bind-to none, so the share
-# comes from slimtrain's own split, not from a binding), every rank's threads are read from
-# /proc/PID/task over 2 s of training (busy_threads.py): no rank may have more threads using a
-# quarter of a core or more than its share. A run told --threads 2 at 2 ranks shows what a
-# fight looks like (more busy threads than the share) and gets the start-up warning.
+# comes from slimtrain's own split, not from a binding), every rank's thread states are read from
+# /proc/PID/task every 10 ms over 3 s of training (busy_threads.py): no rank may have more
+# threads runnable at once than its share in more than a fifth of the samples (a thread starting
+# or handing over work overlaps briefly). A run told --threads 2 at 2 ranks shows what a fight
+# looks like (2 runnable threads most of the time) and gets the start-up warning.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 unset OMP_NUM_THREADS OPENBLAS_NUM_THREADS  # what a user's shell has: nothing set
@@ -15,10 +16,10 @@ make_data "$work" 28 4096 || { echo "cannot make the test data"; exit 1; }
 cores=$(nproc)
 job=
 
-# sample NAME NP [LAUNCHER-ARGS...]: starts the job, waits for its first train event, prints and returns
-# the busy-thread lines of its ranks (in $busy_lines), then kills it.
+# sample NAME NP SHARE [LAUNCHER-ARGS...]: starts the job, waits for its first train event, prints
+# busy_threads.py's lines for its ranks (kept in $busy_lines), then kills it.
 sample() {
-  local name=$1 np=$2; shift 2
+  local name=$1 np=$2 share=$3; shift 3
   start_job "$work/$name.log" "$@" "$SLIMTRAIN_BIN" train --data "$work/data.h5" \
     --out "$work/$name" --resume none --model cnn-small --batch-size 64 --max-steps 1000000 \
     --eval-every 0 --checkpoint-every 0 --final-split none --log-every 10 "${extra[@]}"
@@ -27,32 +28,35 @@ sample() {
   fi
   local pids
   if [ "$#" = 0 ]; then pids=$job; else pids=$(pgrep -P "$job" | tr '\n' ' '); fi
-  busy_lines=$("$PY" "$(dirname "$0")/busy_threads.py" 2 $pids)
+  busy_lines=$("$PY" "$(dirname "$0")/busy_threads.py" "$share" 3 $pids)
   echo "$busy_lines" | sed "s/^/  $name: pid /"
   kill_job
 }
-most_busy() { awk '{ if ($2 > m) m = $2 } END { print m + 0 }' <<<"$busy_lines"; }
+# worst_over: the largest fraction of samples in which a rank had more runnable threads than its
+# share, in hundredths.
+worst_over() { awk '{ v = int($2 * 100 + 0.5); if (v > m) m = v } END { print m + 0 }' <<<"$busy_lines"; }
 ranks_seen() { grep -c . <<<"$busy_lines"; }
 
 # 1 rank, no launcher (start_job runs "$MPIEXEC" ARGS... BINARY: env, no arguments).
 MPIEXEC_SAVED=$MPIEXEC
 extra=(--threads 0)
-MPIEXEC=env sample np1 1
-check "1 rank: its share is all $cores cores, no more busy threads" test "$(most_busy)" -le "$cores"
+MPIEXEC=env sample np1 1 "$cores"
+check "1 rank: its share is all $cores cores, no more threads runnable at once" \
+  test "$(worst_over)" -le 20
 check "  the BLAS pool is sized to the share" grep -q "its thread pool sized to $cores" "$work/np1.log"
 MPIEXEC=$MPIEXEC_SAVED
 for np in 2 4; do
   share=$((cores / np)); [ "$share" -ge 1 ] || share=1
-  sample "np$np" "$np" -np "$np" --oversubscribe --bind-to none
+  sample "np$np" "$np" "$share" -np "$np" --oversubscribe --bind-to none
   check "$np ranks: $np ranks sampled" test "$(ranks_seen)" = "$np"
-  check "  no rank has more than $share busy thread(s)" test "$(most_busy)" -le "$share"
+  check "  no rank has more than $share thread(s) runnable at once" test "$(worst_over)" -le 20
   check "  the BLAS pool is sized to the share" grep -q "its thread pool sized to $share" "$work/np$np.log"
 done
 if [ "$cores" -ge 2 ]; then
   extra=(--threads "$cores")
-  sample fight 2 -np 2 --bind-to none
-  check "2 ranks told --threads $cores: the count sees the fight (more than 1 busy thread)" \
-    test "$(most_busy)" -gt 1
+  sample fight 2 1 -np 2 --bind-to none
+  check "2 ranks told --threads $cores: the count sees the fight (over half the samples)" \
+    test "$(worst_over)" -gt 50
   check "  and slimtrain warned at start-up" grep -q "ranks will fight for cores" "$work/fight.log"
 fi
 finish
