@@ -19,6 +19,9 @@ slimtrain_add_e2e(NAME e2e_train_planes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trai
 # cores (read from /proc/PID/task), and --threads beyond the share is warned of and seen.
 slimtrain_add_e2e(NAME e2e_train_threads COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_threads.sh
                   TIMEOUT 180 LABELS train)
+# It reads scheduling states: other tests beside it would keep its threads waiting for a core
+# (runnable) and blur the count, so it runs alone.
+set_tests_properties(e2e_train_threads PROPERTIES RUN_SERIAL TRUE)
 # CPU speed settings checked for effect: the BLAS named at start-up, --memory-format auto per
 # model, a channels-last cnn-bn resumed byte-identical, --precision bf16 on a native-bf16 CPU.
 slimtrain_add_e2e(NAME e2e_train_cpu_speed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_cpu_speed.sh
