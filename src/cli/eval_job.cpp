@@ -81,8 +81,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")");
   if (device.kind == "cuda")
     loaded.model->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)));
-  else if (loaded.model->prefers_channels_last())
-    loaded.model->use_channels_last();  // as the trainer's --memory-format auto on CPU
+  loaded.model->apply_memory_format("auto", device.kind == "cpu");  // as the trainer's default
 
   eval::EvalPolicy policy;
   policy.deadline_s = c.deadline_s;

@@ -177,6 +177,11 @@ void ClassifierImpl::use_channels_last() {
   channels_last_ = true;
 }
 
+void ClassifierImpl::apply_memory_format(const std::string& format, bool on_cpu) {
+  if (format == "channels-last" || (format == "auto" && on_cpu && prefers_channels_last()))
+    use_channels_last();
+}
+
 torch::Tensor ClassifierImpl::as_images(const torch::Tensor& x) const {
   const auto [c, h, w] = image_shape(spec_);
   const auto layout = [this](const torch::Tensor& t) {

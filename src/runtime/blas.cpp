@@ -63,11 +63,14 @@ BlasInfo detect_blas() {
     blas.detail = config();
     // The configuration names the build's baseline target (DYNAMIC_ARCH: Prescott); the kernels
     // chosen for this CPU at load time are the core name.
-    if (auto* core = reinterpret_cast<char* (*)()>(symbol_in(handle, "openblas_get_corename")))
-      blas.detail += std::string(", kernels for ") + core();
+    if (auto* core = reinterpret_cast<char* (*)()>(symbol_in(handle, "openblas_get_corename"))) {
+      blas.kernels = core();
+      blas.detail += ", kernels for " + blas.kernels;
+    }
     auto* parallel = reinterpret_cast<int (*)()>(symbol_in(handle, "openblas_get_parallel"));
     if (parallel != nullptr) {
       const int p = parallel();
+      blas.own_pool = p == 1;
       blas.detail += p == 0 ? " (sequential)" : p == 1 ? " (pthreads)" : " (OpenMP)";
     }
   } else if (auto* version = reinterpret_cast<const char* (*)()>(
@@ -98,8 +101,7 @@ int set_blas_threads(const BlasInfo& blas, int threads) {
             reinterpret_cast<void (*)(int)>(symbol_in(handle, "openblas_set_num_threads"))) {
       // The OpenMP build runs in LibTorch's OpenMP team; the pthreads build keeps a pool beside
       // it, whose threads would be busy next to OpenMP's: one thread, the caller's, is its share.
-      const bool own_pool = blas.detail.find("(pthreads)") != std::string::npos;
-      done = own_pool ? 1 : threads;
+      done = blas.own_pool ? 1 : threads;
       set(done);
     }
   } else if (blas.kind == BlasInfo::Kind::blis) {
@@ -121,7 +123,7 @@ int set_blas_threads(const BlasInfo& blas, int threads) {
 std::string better_openblas_coretype(const BlasInfo& blas) {
   if (blas.kind != BlasInfo::Kind::openblas || std::getenv("OPENBLAS_CORETYPE") != nullptr)
     return "";
-  if (blas.detail.find("kernels for Prescott") == std::string::npos) return "";
+  if (blas.kernels != "Prescott") return "";
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
   if (__builtin_cpu_supports("avx2")) return "Haswell";

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
 
 // LibTorch 2.4 made autocast per device type; 1.13 (Debian) has the CUDA-only calls, which later
 // releases deprecate.
@@ -14,31 +15,20 @@
 
 namespace slimtrain::train {
 namespace {
-void enable_cuda_autocast(bool on) {
-#ifdef SLIMTRAIN_AUTOCAST_PER_DEVICE
-  if (on) at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-  at::autocast::set_autocast_enabled(at::kCUDA, on);
-#else
-  if (on) at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-  at::autocast::set_enabled(on);
-#endif
-}
-
-void enable_cpu_autocast(bool on) {
-#ifdef SLIMTRAIN_AUTOCAST_PER_DEVICE
-  if (on) at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-  at::autocast::set_autocast_enabled(at::kCPU, on);
-#else
-  if (on) at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-  at::autocast::set_cpu_enabled(on);
-#endif
-}
-
 void enable_autocast(bool cuda, bool on) {
-  if (cuda)
-    enable_cuda_autocast(on);
-  else
-    enable_cpu_autocast(on);
+#ifdef SLIMTRAIN_AUTOCAST_PER_DEVICE
+  const at::DeviceType device = cuda ? at::kCUDA : at::kCPU;
+  if (on) at::autocast::set_autocast_dtype(device, at::kBFloat16);
+  at::autocast::set_autocast_enabled(device, on);
+#else
+  if (cuda) {
+    if (on) at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(on);
+  } else {
+    if (on) at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(on);
+  }
+#endif
 }
 }  // namespace
 
@@ -55,7 +45,7 @@ AutocastScope::~AutocastScope() {
   enable_autocast(cuda_, false);
 }
 
-bool cpu_has_native_bf16(std::string* flag) {
+bool cpu_has_native_bf16() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {
@@ -63,10 +53,7 @@ bool cpu_has_native_bf16(std::string* flag) {
     std::istringstream words(line.substr(line.find(':') + 1));
     std::string word;
     while (words >> word) {
-      if (word == "avx512_bf16" || word == "amx_bf16") {
-        if (flag != nullptr) *flag = word;
-        return true;
-      }
+      if (word == "avx512_bf16" || word == "amx_bf16") return true;
     }
     return false;  // every CPU lists the same flags: the first line decides
   }

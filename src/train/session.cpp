@@ -165,9 +165,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     for (auto& p : s->model->parameters()) s->data_plane->broadcast(p.detach(), 0, options);
     for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
   }
-  if (cfg.memory_format == "channels-last" ||
-      (cfg.memory_format == "auto" && s->device.kind == "cpu" && s->model->prefers_channels_last()))
-    s->model->use_channels_last();
+  s->model->apply_memory_format(cfg.memory_format, s->device.kind == "cpu");
   s->floor_bytes_per_s = cc.deadline.floor_bytes_per_s;
   if (cfg.floor_bandwidth_mbps == 0 && rt.size() > 1) {
     s->bandwidth = comm::measure_bandwidth(*s->data_plane, *s->control);

@@ -55,6 +55,7 @@ TEST(Blas, PrescottKernelsOnANewerCpuGetTheRightCoreType) {
   blas.kind = BlasInfo::Kind::openblas;
   blas.library = "/usr/lib/libopenblas.so.0";
   blas.detail = "OpenBLAS 0.3.21 DYNAMIC_ARCH Prescott, kernels for Prescott (OpenMP)";
+  blas.kernels = "Prescott";
   __builtin_cpu_init();
   const std::string expected = __builtin_cpu_supports("avx512f") ? "SkylakeX"
                                : __builtin_cpu_supports("avx2")  ? "Haswell"
@@ -66,9 +67,11 @@ TEST(Blas, PrescottKernelsOnANewerCpuGetTheRightCoreType) {
   unsetenv("OPENBLAS_CORETYPE");
   // Kernels OpenBLAS chose for this CPU, and other BLAS libraries, are left alone.
   blas.detail = "OpenBLAS 0.3.21 DYNAMIC_ARCH Prescott, kernels for SkylakeX (OpenMP)";
+  blas.kernels = "SkylakeX";
   EXPECT_EQ(better_openblas_coretype(blas), "");
   blas.kind = BlasInfo::Kind::reference;
   blas.detail = "kernels for Prescott";
+  blas.kernels = "Prescott";
   EXPECT_EQ(better_openblas_coretype(blas), "");
 }
 

@@ -106,6 +106,11 @@ class ClassifierImpl : public torch::nn::Module {
    * broadcast: the data plane moves only contiguous tensors.
    */
   void use_channels_last();
+  /**
+   * @brief --memory-format: "channels-last" calls use_channels_last(), "auto" does so on CPU for
+   * a model that prefers_channels_last(), "contiguous" leaves the layout as it is.
+   */
+  void apply_memory_format(const std::string& format, bool on_cpu);
   bool channels_last() const { return channels_last_; }
 
  protected:

@@ -18,6 +18,8 @@ struct BlasInfo {
   Kind kind = Kind::unknown;
   std::string library;  ///< the file that holds sgemm_, symbolic links resolved; "" if none
   std::string detail;   ///< e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64"
+  std::string kernels;  ///< OpenBLAS: the core its kernels were chosen for ("SkylakeX")
+  bool own_pool = false;  ///< OpenBLAS's pthreads build: a thread pool beside OpenMP's
   /** @brief "OpenBLAS 0.3.21 ... (/usr/lib/.../libopenblasp-r0.3.21.so)". */
   std::string describe() const;
   /** @brief One line saying why the reference BLAS is slow and how to install a fast one. */

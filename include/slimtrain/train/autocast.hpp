@@ -4,7 +4,6 @@
  * with native bf16 (cpu_has_native_bf16). Weights stay fp32 (the master copy); backward runs
  * each op in the dtype its forward ran in, and gradients and their all-reduce are fp32.
  */
-#include <string>
 
 namespace slimtrain::train {
 
@@ -23,8 +22,8 @@ class AutocastScope {
 
 /**
  * @brief Whether this CPU computes bf16 natively: avx512_bf16 or amx_bf16 among /proc/cpuinfo's
- * flags (which one goes to `flag`). Without it LibTorch emulates bf16, slower than fp32.
+ * flags. Without it LibTorch emulates bf16, slower than fp32.
  */
-bool cpu_has_native_bf16(std::string* flag = nullptr);
+bool cpu_has_native_bf16();
 
 }  // namespace slimtrain::train
