@@ -44,12 +44,16 @@ watch_failure() {
 }
 
 # failure_exit_code RC: the exit code of the job, given the launcher's RC: the reporting rank's
-# code when the launcher had to be ended (its own code then says nothing about the job).
+# code when the launcher had to be ended (its own code then says nothing about the job), and 2
+# when a rank reported bad input (2): srun --kill-on-bad-exit returns 137 when it killed another
+# rank before that one could exit 2 too, and a relaunch would only fail the same way.
 failure_exit_code() {
   local rc=$1 code
   if [ -n "$launcher_ended_at" ]; then
     code=$(head -n 1 "$SLIMTRAIN_FAILURE_FILE" | sed -n 's/^rank .* exit \([0-9]*\): .*/\1/p')
     echo "${code:-1}"
+  elif [ "$rc" -ne 0 ] && grep -q '^rank .* exit 2: ' "${SLIMTRAIN_FAILURE_FILE:-/dev/null}" 2>/dev/null; then
+    echo 2
   else
     echo "$rc"
   fi

@@ -6,6 +6,7 @@
 #include "slimtrain/cli/version_info.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/blas.hpp"
+#include "slimtrain/runtime/job_exit.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -67,6 +68,9 @@ int run_main(int argc, char** argv) {
     return kExitUsage;
   } catch (const Error& e) {
     std::cerr << e.describe() << "\n";
+    // A rank that exits 2 tells the job script so (runtime/job_exit.hpp): srun's code for a
+    // rank it killed when this one exited (137) would read as a crash and get a relaunch.
+    if (e.exit_code() == kExitUsage) runtime::report_failure(e.exit_code(), e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << "slimtrain: error on rank " << process_rank() << ": " << e.what() << "\n";

@@ -20,7 +20,7 @@ namespace slimtrain::runtime {
 namespace {
 std::mutex g_files_mutex;
 std::set<std::string> g_files;
-std::string g_identity = "rank ?";
+std::string g_identity;  // set by the Runtime; before it, see identity_before_mpi
 
 // True when every rank reached this point within the window (all failed together).
 bool all_ranks_failed(const Runtime& runtime) {
@@ -44,6 +44,21 @@ void append_failure_line(const std::string& line) {
   std::ofstream out(path, std::ios::app);
   out << line << std::endl;
 }
+// "rank 1 on node2" from the launcher's environment, for a failure before MPI has started (a bad
+// option every rank reads): Open MPI, PMIx (srun) and Slurm name the rank before MPI_Init does.
+std::string identity_before_mpi() {
+  std::string rank = "?";
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') {
+      rank = value;
+      break;
+    }
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "?");
+  return "rank " + rank + " on " + host;
+}
 }  // namespace
 
 void set_failure_identity(int rank, const std::string& host) {
@@ -57,6 +72,7 @@ void report_failure(int code, const std::string& what) {
     std::lock_guard<std::mutex> lock(g_files_mutex);
     identity = g_identity;
   }
+  if (identity.empty()) identity = identity_before_mpi();
   append_failure_line(identity + " exit " + std::to_string(code) + ": " +
                       what.substr(0, what.find('\n')));
 }
@@ -101,7 +117,12 @@ int run_guarded(const Runtime& runtime, const std::function<int()>& body) {
     std::cerr << "slimtrain: error on rank " << runtime.rank() << ": " << e.what() << std::endl;
     what = e.what();
   }
-  if (runtime.size() == 1 || all_ranks_failed(runtime)) return code;
+  if (runtime.size() == 1 || all_ranks_failed(runtime)) {
+    // Bad input is reported too: a launcher that kills the other ranks as this one exits returns
+    // its own code for them, and the job script must still see a 2 (jobs/watch.sh).
+    if (code == kExitUsage) report_failure(code, what);
+    return code;
+  }
   log::error("ending the job (MPI_Abort, exit ", code,
              ") so that no rank waits for this one; the message above says why");
   abort_job(code, what.empty() ? "failed" : what);

@@ -16,4 +16,17 @@ check "  LibTorch, MPI (headers and loaded), HDF5 and NCCL" eval 'grep -q "^  Li
 if [ "$(git -C "$SLIMTRAIN_SOURCE_DIR" rev-parse --short=12 HEAD 2>/dev/null)" != "" ]; then
   check "  the commit is this checkout's" contains "(commit $(git -C "$SLIMTRAIN_SOURCE_DIR" rev-parse --short=12 HEAD)"
 fi
+# A rank that exits 2 says so in the job scripts' failure report, so that a launcher's own code
+# for the ranks it then killed (srun: 137) is not taken for a crash and relaunched.
+report=$(mktemp -d)
+check "a bad option with SLIMTRAIN_FAILURE_FILE set exits 2" expect_rc 2 \
+  env SLIMTRAIN_FAILURE_FILE="$report/failure-report.txt" SLURM_PROCID=1 \
+  "$SLIMTRAIN_BIN" train --data /nonexistent.h5 --out "$report/run" --batch-size 0
+check "  and reports it: rank, host, exit 2, the option" \
+  grep -q "^rank 1 on $(uname -n) exit 2: .*--batch-size" "$report/failure-report.txt"
+check "  jobs/watch.sh: a launcher's 137 beside that report is the job's 2" eval \
+  '[ "$(. "$SLIMTRAIN_SOURCE_DIR/jobs/watch.sh" && SLIMTRAIN_FAILURE_FILE="$report/failure-report.txt" && failure_exit_code 137)" = 2 ]'
+check "  and a 137 without one stays 137" eval \
+  '[ "$(. "$SLIMTRAIN_SOURCE_DIR/jobs/watch.sh" && SLIMTRAIN_FAILURE_FILE="$report/none.txt" && failure_exit_code 137)" = 137 ]'
+rm -rf "$report"
 finish

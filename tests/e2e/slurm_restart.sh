@@ -67,4 +67,5 @@ out=$(cat "$work/bad.out")
 check "  with exit 2" test "$(exit_code "$bad")" = 2
 check "  and no restart" contains "slimtrain exited with 2"
 check "  (none logged)" bash -c "! grep -q 'restart 1 of' '$work/bad.out'"
+check "  the ranks said why in the failure report (exit 2)" grep -q ' exit 2: ' "$work/bad/failure-report.txt"
 finish
