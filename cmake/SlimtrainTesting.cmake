@@ -12,8 +12,17 @@ set(SLIMTRAIN_TEST_ENV
     OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1)
 if(SLIMTRAIN_SANITIZE)
   # Open MPI and LibTorch keep process-lifetime allocations that LeakSanitizer would report.
-  list(APPEND SLIMTRAIN_TEST_ENV ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+  list(APPEND SLIMTRAIN_TEST_ENV ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 endif()
+
+# One target per tier builds only that tier's test programs: scripts/sanitize.sh builds the unit
+# and mpi tiers under ASan/UBSan without the binary, the benchmarks or the e2e helpers.
+foreach(tier unit mpi gpu)
+  if(NOT TARGET slimtrain_tests_${tier})
+    add_custom_target(slimtrain_tests_${tier})
+  endif()
+endforeach()
 
 function(slimtrain_add_gtest)
   cmake_parse_arguments(T "" "NAME;TIER;TIMEOUT;CASE_TIMEOUT" "SOURCES;LIBS;NP;ENV" ${ARGN})
@@ -24,6 +33,9 @@ function(slimtrain_add_gtest)
     set(T_CASE_TIMEOUT 60)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
+  if(TARGET slimtrain_tests_${T_TIER})
+    add_dependencies(slimtrain_tests_${T_TIER} ${T_NAME})
+  endif()
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest)
   set(env ${SLIMTRAIN_TEST_ENV} SLIMTRAIN_TEST_CASE_TIMEOUT=${T_CASE_TIMEOUT} ${T_ENV})
 

@@ -17,6 +17,7 @@
 
 namespace slimtrain::runtime {
 namespace {
+#ifdef SLIMTRAIN_HAVE_NCCL
 
 // Text travels over the control plane as int64 words: a fixed 64-byte slot per rank.
 constexpr std::size_t kSlotWords = 8;
@@ -32,7 +33,6 @@ std::string unpack_slot(const std::int64_t* words) {
   return std::string(p, strnlen(p, kSlotWords * 8));
 }
 
-#ifdef SLIMTRAIN_HAVE_NCCL
 std::string device_uuid(int index) {
   cudaDeviceProp prop{};
   SLIMTRAIN_CHECK_CUDA(cudaGetDeviceProperties(&prop, index));
