@@ -44,14 +44,34 @@ std::string value_text(const boost::any& v) {
   std::ostringstream out;
   out << std::boolalpha;
   if (const auto* s = boost::any_cast<std::string>(&v)) return *s;
-  if (const auto* b = boost::any_cast<bool>(&v)) out << *b;
-  else if (const auto* i = boost::any_cast<int>(&v)) out << *i;
-  else if (const auto* l = boost::any_cast<long>(&v)) out << *l;
-  else if (const auto* ll = boost::any_cast<long long>(&v)) out << *ll;
-  else if (const auto* u = boost::any_cast<unsigned long>(&v)) out << *u;
-  else if (const auto* d = boost::any_cast<double>(&v)) out << *d;
-  else out << "(" << v.type().name() << ")";
+  if (const auto* b = boost::any_cast<bool>(&v))
+    out << *b;
+  else if (const auto* i = boost::any_cast<int>(&v))
+    out << *i;
+  else if (const auto* l = boost::any_cast<long>(&v))
+    out << *l;
+  else if (const auto* ll = boost::any_cast<long long>(&v))
+    out << *ll;
+  else if (const auto* u = boost::any_cast<unsigned long>(&v))
+    out << *u;
+  else if (const auto* d = boost::any_cast<double>(&v))
+    out << *d;
+  else
+    out << "(" << v.type().name() << ")";
   return out.str();
+}
+
+// Boost.ProgramOptions fills its error messages by replacing %option%, %value%, ... until none is
+// left: an option or value that contains one of them (found by fuzz_ini) made what() loop
+// forever. Such text is refused before Boost sees it.
+void refuse_placeholders(const std::string& text, const std::string& where) {
+  for (const char* token :
+       {"%canonical_option%", "%option%", "%value%", "%original_token%", "%prefix%"}) {
+    if (text.find(token) != std::string::npos)
+      SLIMTRAIN_THROW(ConfigError, where, ": '", token,
+                      "' cannot appear in an option or a value (Boost.ProgramOptions, which "
+                      "reads them, takes it for a placeholder of its messages)");
+  }
 }
 
 }  // namespace
@@ -68,6 +88,7 @@ std::vector<std::pair<std::string, std::string>> CommandLine::settings() const {
 bool CommandLine::parse(const std::vector<std::string>& args) {
   po::options_description all;
   all.add(own_).add(common_);
+  for (const std::string& arg : args) refuse_placeholders(arg, "slimtrain " + command_);
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional_).run(), values_);
     if (values_.count("help")) {
@@ -78,9 +99,12 @@ bool CommandLine::parse(const std::vector<std::string>& args) {
       const std::string path = values_["config"].as<std::string>();
       std::ifstream file(path);
       if (!file) SLIMTRAIN_THROW(ConfigError, "--config: cannot open '", path, "'");
+      std::stringstream text;
+      text << file.rdbuf();
+      refuse_placeholders(text.str(), "--config " + path);
       try {
         // Stored after the command line, so values given there take precedence.
-        po::store(po::parse_config_file(file, all, /*allow_unregistered=*/false), values_);
+        po::store(po::parse_config_file(text, all, /*allow_unregistered=*/false), values_);
       } catch (const po::error& e) {
         SLIMTRAIN_THROW(ConfigError, "--config ", path, ": ", e.what());
       }

@@ -28,8 +28,6 @@ std::string shape_text(const Sizes& sizes) {
   return out.str();
 }
 
-constexpr const char* kScriptPrefix = "torchscript:";
-
 }  // namespace
 
 std::string format_shape(c10::IntArrayRef sizes) {
@@ -53,22 +51,9 @@ std::string format_bytes(std::uint64_t bytes) {
 }
 
 void ModelSpec::set_model(const std::string& value, const std::string& option) {
-  const std::string prefix = kScriptPrefix;
-  if (value.compare(0, prefix.size(), prefix) == 0) {
-    script_path = value.substr(prefix.size());
-    if (script_path.empty())
-      SLIMTRAIN_THROW(ConfigError, option, ": 'torchscript:' needs a path, e.g. torchscript:m.pt");
-    name = "torchscript";
-    return;
-  }
-  for (const std::string& known : model_names()) {
-    if (value == known) {
-      name = value;
-      return;
-    }
-  }
-  SLIMTRAIN_THROW(ConfigError, option, ": '", value,
-                  "' is not one of mlp, cnn-small, cnn-bn, vit-tiny, torchscript:PATH.pt");
+  ModelChoice choice = parse_model_option(value, option);
+  name = std::move(choice.name);
+  script_path = std::move(choice.script_path);
 }
 
 std::string ModelSpec::model_option() const {
@@ -254,11 +239,6 @@ std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_onl
   for (const auto& p : module.parameters(/*recurse=*/true))
     if (!trainable_only || p.requires_grad()) count += p.numel();
   return count;
-}
-
-const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"mlp", "cnn-small", "cnn-bn", "vit-tiny"};
-  return names;
 }
 
 }  // namespace slimtrain::model

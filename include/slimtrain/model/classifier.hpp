@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "slimtrain/model/model_option.hpp"
+
 namespace slimtrain::model {
 
 /** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
@@ -146,8 +148,5 @@ std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_onl
 std::string format_shape(c10::IntArrayRef sizes);
 /** @brief "1.0 MiB", "816 B": sizes in messages people read. */
 std::string format_bytes(std::uint64_t bytes);
-
-/** @brief The names make_model accepts, for --help. */
-const std::vector<std::string>& model_names();
 
 }  // namespace slimtrain::model

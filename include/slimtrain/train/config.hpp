@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/optim_config.hpp"
 #include "slimtrain/train/schedule.hpp"
 
 namespace slimtrain::train {

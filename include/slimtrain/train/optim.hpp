@@ -6,14 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace slimtrain::train {
+#include "slimtrain/train/optim_config.hpp"
 
-/** @brief The optimiser options; the trainer fills them from --optimizer, --lr, ... */
-struct OptimConfig {
-  std::string name = "sgd";  ///< sgd | adamw
-  double lr = 0.05, momentum = 0.9, weight_decay = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  bool nesterov = false;
-};
+namespace slimtrain::train {
 
 /**
  * @brief Builds the optimiser over params. SGD's weight decay is L2 added to the gradient

@@ -1,0 +1,182 @@
+#include "slimtrain/cli/train_options.hpp"
+
+#include <sstream>
+
+#include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/model/model_option.hpp"
+
+namespace slimtrain::cli {
+namespace {
+
+std::vector<std::int64_t> parse_widths(const std::string& text) {
+  std::vector<std::int64_t> widths;
+  std::istringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    try {
+      std::size_t used = 0;
+      const long long w = std::stoll(part, &used);
+      if (used != part.size() || w <= 0) throw std::invalid_argument(part);
+      widths.push_back(w);
+    } catch (const std::exception&) {
+      SLIMTRAIN_THROW(ConfigError, "--mlp-widths: '", text,
+                      "' is not a comma-separated list of positive widths");
+    }
+  }
+  if (widths.empty()) SLIMTRAIN_THROW(ConfigError, "--mlp-widths: at least one width is needed");
+  return widths;
+}
+
+template <typename T>
+T one_of(const std::string& option, const T& value, std::initializer_list<T> allowed) {
+  for (const T& a : allowed)
+    if (a == value) return value;
+  std::ostringstream list;
+  for (const T& a : allowed) list << (list.tellp() > 0 ? ", " : "") << a;
+  SLIMTRAIN_THROW(ConfigError, option, ": '", value, "' is not one of ", list.str());
+}
+
+}  // namespace
+
+bool parse_train_options(const std::vector<std::string>& args, train::TrainConfig& c) {
+  CommandLine cl(
+      "train", "mpirun -np N slimtrain train --data F.h5 --out RUN_DIR [options]",
+      "Trains a classifier data-parallel: every rank reads its shard of the HDF5 file,\n"
+      "gradients are averaged in buckets (during backward where that pays), every collective has "
+      "a\n"
+      "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
+      "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
+  std::string widths = "256,128";
+  double bucket_mb = 4, chunk_mb = 0;
+  // clang-format off
+  cl.add()
+    ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
+    ("out", po::value(&c.out)->required(), "run directory: metrics.jsonl and checkpoints/")
+    ("model", bound(c.model), "mlp, cnn-small, cnn-bn (5 conv+BatchNorm layers, jobs/fashion_full.ini), vit-tiny, or torchscript:PATH.pt: your own classifier saved with torch.jit.script(model).save(PATH); forward(x) or forward(x, labels) returning the logits, a tuple or a dict (README)")
+    ("logits-output", po::value(&c.logits_output)->default_value(""), "torchscript: which output of forward is the logits, a tuple index or a dict key (default: HuggingFace's order, or 'logits')")
+    ("model-loss", po::bool_switch(&c.model_loss), "torchscript: train on the loss forward returns (tuple [0] when given labels, or 'loss') instead of slimtrain's cross-entropy")
+    ("jit-optimize", po::bool_switch(&c.jit_optimize), "torchscript: let LibTorch's graph executor optimise (profile, differentiate, fuse) the module; off, it runs op by op as eager PyTorch, which trained cnn-small's backward ~15% faster on CPU")
+    ("strict-slim", po::bool_switch(&c.strict_slim), "refuse a model whose forward returns anything beside the logits (and the loss) instead of dropping it at the slim boundary")
+    ("mlp-widths", bound(widths), "hidden widths of mlp, comma-separated")
+    ("vit-patch", bound(c.vit_patch), "vit-tiny patch size")
+    ("vit-dim", bound(c.vit_dim), "vit-tiny embedding width")
+    ("vit-depth", bound(c.vit_depth), "vit-tiny encoder layers")
+    ("vit-heads", bound(c.vit_heads), "vit-tiny attention heads")
+    ("cnn-width", bound(c.cnn_width), "cnn-bn channels: W, W, 2W, 2W, 4W over its five conv layers (the work grows as W squared)")
+    ("epochs", bound(c.epochs), "passes over the training split")
+    ("max-steps", bound(c.max_steps), "stop after this many steps (0: epochs decide)")
+    ("batch-size", bound(c.batch_size), "samples per rank per step (the last batch of an epoch may be short)")
+    ("seed", bound(c.seed), "seed of initial weights and data order")
+    ("optimizer", bound(c.optim.name), "sgd or adamw")
+    ("lr", bound(c.optim.lr), "peak learning rate")
+    ("momentum", bound(c.optim.momentum), "SGD momentum")
+    ("nesterov", bound(c.optim.nesterov), "SGD Nesterov momentum")
+    ("weight-decay", bound(c.optim.weight_decay), "weight decay (decoupled for adamw)")
+    ("schedule", bound(c.schedule.kind), "constant, cosine or step")
+    ("warmup-steps", bound(c.schedule.warmup_steps), "linear warmup steps")
+    ("min-lr-ratio", bound(c.schedule.min_lr_ratio), "cosine floor as a fraction of --lr")
+    ("step-every", bound(c.schedule.step_every), "step schedule: decay every N steps")
+    ("step-gamma", bound(c.schedule.step_gamma), "step schedule: decay factor")
+    ("clip-grad-norm", bound(c.clip_grad_norm), "clip the global gradient norm (0: off)")
+    ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
+    ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
+    ("precision", bound(c.precision), "fp32, or bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere). On this project's test CPU bf16 measured slower than fp32 for the built-in models (README, Performance)")
+    ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
+    ("memory-format", bound(c.memory_format), "auto, contiguous or channels-last: the layout of 4-D weights and input batches; auto takes channels-last on CPU for the models measured faster in it (cnn-bn: 1.12x; cnn-small was slower)")
+    ("data-mode", bound(c.data_mode), "auto, memory or stream")
+    ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
+    ("augment-crop-padding", bound(c.augment_crop_padding), "augmentation: pad each training image by P black pixels and crop it back at a random offset (a random shift of up to P pixels; 0: off)")
+    ("augment-flip", bound(c.augment_flip)->implicit_value(true, "true"), "augmentation: mirror each training image left-right with probability 1/2 (--augment-flip, or augment-flip = true in an INI file)")
+    ("augment-rotate", bound(c.augment_rotate_deg), "augmentation: rotate each training image by a uniform angle in [-DEG, DEG] (bilinear, black corners; 0: off). Augmentation draws from (seed, epoch, sample), runs on the prefetch thread, and never touches evaluation")
+    ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
+    ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only, NCCL uses 4)")
+    ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
+    ("grad-compression", bound(c.grad_compression), "none, or bf16: gradients travel as bfloat16 (half the bytes, for slow links), summed in float32 at each reduction step and averaged in float32; as DDP's bf16_compress_hook")
+    ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
+    ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s the data plane's deadlines assume in the worst case (size / this is added to --collective-timeout); 0: a quarter of the all-reduce bandwidth measured at start-up, so a slow link gets longer deadlines and a fast fabric shorter ones")
+    ("io-timeout", bound(c.io_timeout_s), "seconds an I/O phase (resume, waiting for a checkpoint write) may take, plus size / io floor bandwidth; ranks wait this long for rank 0's file system instead of --collective-timeout")
+    ("io-floor-bandwidth", bound(c.io_floor_bandwidth_mbps), "MB/s of the file system assumed in the worst case when scaling I/O deadlines")
+    ("eval-every", bound(c.eval_every), "evaluate every N steps (0: only at the end)")
+    ("eval-split", po::value(&c.eval_split)->default_value(""), "split for periodic evaluation: train, val, test or none (default: val if present, else test; a file with only /train needs --eval-every 0)")
+    ("final-split", po::value(&c.final_split)->default_value(""), "split of the final evaluation: train, val, test or none (default: test if present, else the --eval-split; skipped with a note when there is none)")
+    ("eval-batch-size", bound(c.eval_batch_size), "evaluation batch per rank")
+    ("eval-deadline", bound(c.eval_deadline_s), "seconds the evaluation reduction may wait for late ranks before the evaluation is skipped")
+    ("eval-retries", bound(c.eval_retries), "retries with a halved batch before skipping")
+    ("log-every", bound(c.log_every), "steps between progress lines and train events")
+    ("straggler-threshold", bound(c.straggler_threshold), "each log window every rank's compute time (data+forward+backward+optimizer) goes to rank 0; it warns once, naming rank and host, when one rank is this fraction slower than the median (0.25: 25%) for --straggler-windows windows in a row; 0: never warn")
+    ("straggler-windows", bound(c.straggler_windows), "consecutive log windows a rank must stay that slow before the warning")
+    ("checkpoint-every", bound(c.checkpoint_every), "checkpoint every N steps (0: only at the end and on signals)")
+    ("checkpoint-minutes", bound(c.checkpoint_minutes), "also checkpoint every M minutes (0: off)")
+    ("keep-last", bound(c.keep_last), "checkpoints kept besides the best")
+    ("best-metric", bound(c.best_metric), "accuracy, macro_f1 or loss: keeps the best checkpoint by it")
+    ("resume", bound(c.resume), "auto (newest valid checkpoint in --out), none, or a checkpoint path");
+  // clang-format on
+  cl.enable_config_file();
+  cl.set_epilog(
+      "example (the README's demo):\n"
+      "  mpirun -np 2 slimtrain train --config jobs/fashion_demo.ini --data data/fashion-mnist.h5 "
+      "--out runs/demo\n"
+      "exit codes: 0 done, 1 runtime failure (a collective past its deadline ends the job), 2 bad\n"
+      "option or input, 75 stopped by SIGUSR1/SIGTERM after a checkpoint (requeue; resume with "
+      "--resume auto)");
+  if (!cl.parse(args)) return false;
+
+  c.mlp_widths = parse_widths(widths);
+  model::parse_model_option(c.model);  // ConfigError naming --model
+  one_of<std::string>("--optimizer", c.optim.name, {"sgd", "adamw"});
+  one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
+  one_of<std::string>("--device", c.device, {"cpu", "cuda"});
+  one_of<std::string>("--precision", c.precision, {"fp32", "bf16"});
+  one_of<std::string>("--memory-format", c.memory_format, {"auto", "contiguous", "channels-last"});
+  one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
+  // true/false/1/0 are kept as spellings of on/off (older configs).
+  if (c.overlap == "true" || c.overlap == "1") c.overlap = "on";
+  if (c.overlap == "false" || c.overlap == "0") c.overlap = "off";
+  one_of<std::string>("--overlap", c.overlap, {"auto", "on", "off"});
+  one_of<std::string>("--grad-compression", c.grad_compression, {"none", "bf16"});
+  one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
+  require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);
+  require_range<std::int64_t>("--max-steps", c.max_steps, 0, INT64_MAX);
+  require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
+  require_range<double>("--lr", c.optim.lr, 1e-12, 100.0);
+  require_range<double>("--momentum", c.optim.momentum, 0.0, 0.999999);
+  require_range<double>("--weight-decay", c.optim.weight_decay, 0.0, 10.0);
+  require_range<std::int64_t>("--warmup-steps", c.schedule.warmup_steps, 0, INT64_MAX);
+  require_range<double>("--min-lr-ratio", c.schedule.min_lr_ratio, 0.0, 1.0);
+  require_range<std::int64_t>("--step-every", c.schedule.step_every, 1, INT64_MAX);
+  require_range<double>("--step-gamma", c.schedule.step_gamma, 0.0, 1.0);
+  require_range<double>("--clip-grad-norm", c.clip_grad_norm, 0.0, 1e9);
+  require_range<double>("--label-smoothing", c.label_smoothing, 0.0, 0.999);
+  require_range<int>("--threads", c.threads, 0, 4096);
+  require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);
+  require_range<int>("--augment-crop-padding", c.augment_crop_padding, 0, 4096);
+  require_range<double>("--augment-rotate", c.augment_rotate_deg, 0.0, 180.0);
+  require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
+  if (chunk_mb != 0) require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
+  require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
+  if (c.floor_bandwidth_mbps != 0)
+    require_range<double>("--floor-bandwidth", c.floor_bandwidth_mbps, 0.001, 1e9);
+  require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);
+  require_range<double>("--io-floor-bandwidth", c.io_floor_bandwidth_mbps, 0.001, 1e9);
+  require_range<std::int64_t>("--eval-every", c.eval_every, 0, INT64_MAX);
+  require_range<std::int64_t>("--eval-batch-size", c.eval_batch_size, 1, 1 << 20);
+  require_range<double>("--eval-deadline", c.eval_deadline_s, 0.001, 86400.0);
+  require_range<int>("--eval-retries", c.eval_retries, 0, 10);
+  require_range<std::int64_t>("--log-every", c.log_every, 1, INT64_MAX);
+  require_range<double>("--straggler-threshold", c.straggler_threshold, 0.0, 1000.0);
+  require_range<int>("--straggler-windows", c.straggler_windows, 1, 1000000);
+  require_range<std::int64_t>("--checkpoint-every", c.checkpoint_every, 0, INT64_MAX);
+  require_range<double>("--checkpoint-minutes", c.checkpoint_minutes, 0.0, 1e6);
+  require_range<int>("--keep-last", c.keep_last, 1, 1000000);
+  require_range<std::int64_t>("--vit-patch", c.vit_patch, 1, 1024);
+  require_range<std::int64_t>("--vit-dim", c.vit_dim, 1, 65536);
+  require_range<std::int64_t>("--vit-depth", c.vit_depth, 1, 1024);
+  require_range<std::int64_t>("--vit-heads", c.vit_heads, 1, 1024);
+  require_range<std::int64_t>("--cnn-width", c.cnn_width, 1, 4096);
+  c.settings = cl.settings();
+  c.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
+  c.chunk_bytes = static_cast<std::size_t>(chunk_mb * (1 << 20));
+  return true;
+}
+
+}  // namespace slimtrain::cli

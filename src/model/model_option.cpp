@@ -1,0 +1,26 @@
+#include "slimtrain/model/model_option.hpp"
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::model {
+
+ModelChoice parse_model_option(const std::string& value, const std::string& option) {
+  const std::string prefix = kScriptPrefix;
+  if (value.compare(0, prefix.size(), prefix) == 0) {
+    ModelChoice choice{"torchscript", value.substr(prefix.size())};
+    if (choice.script_path.empty())
+      SLIMTRAIN_THROW(ConfigError, option, ": 'torchscript:' needs a path, e.g. torchscript:m.pt");
+    return choice;
+  }
+  for (const std::string& known : model_names())
+    if (value == known) return {value, ""};
+  SLIMTRAIN_THROW(ConfigError, option, ": '", value,
+                  "' is not one of mlp, cnn-small, cnn-bn, vit-tiny, torchscript:PATH.pt");
+}
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names{"mlp", "cnn-small", "cnn-bn", "vit-tiny"};
+  return names;
+}
+
+}  // namespace slimtrain::model
