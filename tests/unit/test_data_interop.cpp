@@ -5,9 +5,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/eval_loader.hpp"
+#include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/inspect.hpp"
 #include "slimtrain/data/train_loader.hpp"
 
 namespace sd = slimtrain::data;
@@ -79,5 +84,42 @@ TEST(H5pyInterop, LoaderNamesTheRowOfABadLabel) {
     FAIL() << "label 7 of 3 classes accepted";
   } catch (const slimtrain::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("/train/y row 3: label 7"), std::string::npos) << e.what();
+  }
+}
+
+// An in-memory image of a file (what fuzz/fuzz_hdf5.cpp feeds) reads exactly as the file does,
+// and bytes that are no HDF5 file get the same clear DataError naming the name they were given.
+TEST(H5pyInterop, FileImagesReadAsTheFile) {
+  if (!have_h5py()) GTEST_SKIP() << "/usr/bin/python3 with h5py and numpy is not installed";
+  const std::string path = write_with_h5py("image.h5", "");
+  ASSERT_FALSE(path.empty());
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  sd::set_hdf5_file_image("memory.h5", bytes);
+  const sd::DatasetInfo file = sd::read_dataset_info(path);
+  const sd::DatasetInfo image = sd::read_dataset_info("memory.h5");
+  EXPECT_EQ(image.class_names, file.class_names);
+  EXPECT_EQ(image.sample_shape, file.sample_shape);
+  EXPECT_EQ(image.mean, file.mean);
+  ASSERT_EQ(image.splits.size(), file.splits.size());
+  std::ostringstream file_report, image_report;
+  sd::inspect_dataset(path, true, file_report);
+  sd::inspect_dataset("memory.h5", true, image_report);
+  std::string expected = file_report.str();
+  for (std::size_t at; (at = expected.find(path)) != std::string::npos;)
+    expected.replace(at, path.size(), "memory.h5");
+  EXPECT_EQ(image_report.str(), expected);
+
+  bytes.resize(bytes.size() / 2);  // truncated: the superblock is there, the objects are not
+  sd::set_hdf5_file_image("half.h5", bytes);
+  EXPECT_THROW(sd::read_dataset_info("half.h5"), slimtrain::DataError);
+  sd::set_hdf5_file_image("text.h5", std::vector<std::uint8_t>(100, 'x'));
+  try {
+    sd::read_dataset_info("text.h5");
+    FAIL() << "100 bytes of text read as an HDF5 file";
+  } catch (const slimtrain::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("text.h5: not an HDF5 file"), std::string::npos)
+        << e.what();
   }
 }
