@@ -28,5 +28,10 @@ check "  jobs/watch.sh: a launcher's 137 beside that report is the job's 2" eval
   '[ "$(. "$SLIMTRAIN_SOURCE_DIR/jobs/watch.sh" && SLIMTRAIN_FAILURE_FILE="$report/failure-report.txt" && failure_exit_code 137)" = 2 ]'
 check "  and a 137 without one stays 137" eval \
   '[ "$(. "$SLIMTRAIN_SOURCE_DIR/jobs/watch.sh" && SLIMTRAIN_FAILURE_FILE="$report/none.txt" && failure_exit_code 137)" = 137 ]'
+# Found by fuzz_ini: an INI key holding one of Boost's message placeholders hung train forever.
+printf 'warmup-s%%canonical_option%%-flip = true\n' >"$report/placeholder.ini"
+check "an INI key with a Boost placeholder exits 2 (within 20 s, no hang)" expect_rc 2 \
+  timeout 20 "$SLIMTRAIN_BIN" train --data d.h5 --out "$report/run" --config "$report/placeholder.ini"
+check "  naming the file" contains "--config $report/placeholder.ini: '%canonical_option%' cannot appear"
 rm -rf "$report"
 finish

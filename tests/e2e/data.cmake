@@ -7,11 +7,13 @@ slimtrain_add_e2e(NAME e2e_prep COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep.sh TIME
 slimtrain_add_e2e(NAME e2e_prep_images COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep_images.sh
                   TIMEOUT 180 LABELS data)
 
-# Parser fuzzers: a separate clang-14 build of fuzz/ inside this build tree, ~10 s per target.
-# Skipped (exit 77) without clang-14 or libclang-rt-14-dev.
+# Every fuzz target (IDX, CSV, NPY, HDF5, checkpoint, INI): a separate clang-14 build of fuzz/
+# inside this build tree, seeds from fuzz/seeds.sh, ~10 s per target. Skipped (exit 77) without
+# clang-14 or libclang-rt-14-dev.
 slimtrain_add_e2e(NAME e2e_fuzz_smoke
                   COMMAND ${PROJECT_SOURCE_DIR}/fuzz/smoke.sh ${CMAKE_BINARY_DIR}/fuzz-smoke 10
-                  TIMEOUT 180 LABELS fuzz data)
+                          $<TARGET_FILE:slimtrain>
+                  TIMEOUT 420 LABELS fuzz data)
 
 # Files users write with h5py: mean/std on /train/x only or on none (computed at load time with a
 # note, np 2), a file with only /train trained with --eval-every 0 (about 15 s).

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Writes a seed corpus for every fuzz target into OUT_DIR/<target>/, from real files made here and
+# now (nothing binary is committed): prep output, h5py-written files, a real checkpoint, the
+# shipped INI files, and small IDX/CSV/NPY inputs.
+#   fuzz/seeds.sh SLIMTRAIN_BIN OUT_DIR
+# Needs the slimtrain binary (prep, train) and /usr/bin/python3 with numpy; h5py is optional (its
+# seeds are left out without it).
+set -euo pipefail
+bin=${1:?usage: seeds.sh SLIMTRAIN_BIN OUT_DIR}
+out=${2:?usage: seeds.sh SLIMTRAIN_BIN OUT_DIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-/usr/bin/python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"/{idx,csv,npy,hdf5,checkpoint,ini}
+
+# Small inputs of the parsers (also what prep reads below).
+"$py" - "$work" "$out" <<'PY'
+import gzip, struct, sys
+import numpy as np
+work, out = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(3)
+x = rng.integers(0, 256, (12, 4, 4), dtype=np.uint8)
+y = (np.arange(12) % 3).astype(np.uint8)
+idx_x = struct.pack(">HBBIII", 0, 8, 3, 12, 4, 4) + x.tobytes()
+idx_y = struct.pack(">HBBI", 0, 8, 1, 12) + y.tobytes()
+for d in (work, f"{out}/idx"):
+    open(f"{d}/images.idx3", "wb").write(idx_x)
+    open(f"{d}/labels.idx1", "wb").write(idx_y)
+rows = "\n".join(",".join(f"{v:.3g}" for v in r) + f",{i % 3}"
+                 for i, r in enumerate(rng.normal(size=(24, 4))))
+open(f"{work}/rows.csv", "w").write("a,b,c,d,label\n" + rows + "\n")
+open(f"{out}/csv/header.csv", "w").write("a,b,c,d,label\n" + rows[:200] + "\n")
+open(f"{out}/csv/semicolon.csv", "w").write("7;0.5\n8;nan\n9;1e3\n")
+np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
+np.save(f"{out}/npy/u1.npy", x[:2])
+np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))
+PY
+
+# HDF5: what prep writes (uint8 images chunked and compressed with a val split; float features
+# contiguous), and what users write with h5py (other integer widths, fixed-length strings, no
+# mean/std).
+"$bin" prep idx --train-images "$work/images.idx3" --train-labels "$work/labels.idx1" \
+  --val-fraction 0.25 --compress 4 --chunk-bytes 64 --class-names a,b,c \
+  -o "$out/hdf5/prep-idx.h5" --log-level error
+"$bin" prep csv --train "$work/rows.csv" --header -o "$work/rows.h5" --log-level error
+cp "$work/rows.h5" "$out/hdf5/prep-csv.h5"
+if "$py" -c "import h5py" 2>/dev/null; then
+  "$py" - "$out/hdf5" <<'PY'
+import sys
+import h5py, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(4)
+with h5py.File(f"{d}/h5py-float.h5", "w") as f:
+    f.attrs["format"] = "slimtrain"
+    f.attrs["format_version"] = np.int32(1)
+    f.attrs["num_classes"] = 2
+    f.attrs.create("class_names", np.array([b"no", b"yes"], dtype="S3"))
+    for split, n in (("train", 6), ("test", 3)):
+        g = f.create_group(split)
+        g["x"] = rng.normal(size=(n, 2, 3, 3)).astype(np.float32)
+        g["y"] = (np.arange(n) % 2).astype(np.int32)
+with h5py.File(f"{d}/h5py-chunked.h5", "w") as f:
+    f.attrs["format"] = np.bytes_(b"slimtrain")
+    f.attrs["format_version"] = 1
+    f.attrs["num_classes"] = np.uint8(3)
+    g = f.create_group("train")
+    x = g.create_dataset("x", data=rng.integers(0, 255, (5, 4, 4), dtype=np.uint8), chunks=(2, 4, 4))
+    x.attrs["mean"] = np.array([100.0], dtype=np.float32)
+    x.attrs["std"] = np.array([50.0], dtype=np.float64)
+    g["y"] = np.array([0, 1, 2, 1, 0], dtype=np.int16)
+PY
+else
+  echo "seeds.sh: python3 has no h5py: the h5py-written HDF5 seeds are left out" >&2
+fi
+
+# A real checkpoint: two steps of a tiny MLP, packed as fuzz_checkpoint reads it (manifest.json,
+# then each listed file's bytes in the manifest's order, separated by a marker line).
+"$bin" train --data "$work/rows.h5" --out "$work/run" --model mlp --mlp-widths 4 --batch-size 8 \
+  --max-steps 2 --checkpoint-every 1 --eval-every 0 --log-level error >"$work/train.log" 2>&1 ||
+  { cat "$work/train.log"; exit 1; }
+for step in "$work"/run/checkpoints/step-*; do
+  "$py" - "$step" "$out/checkpoint/$(basename "$step")" <<'PY'
+import json, sys
+d, target = sys.argv[1], sys.argv[2]
+manifest = open(f"{d}/manifest.json", "rb").read()
+parts = [manifest] + [open(f"{d}/{f['name']}", "rb").read() for f in json.loads(manifest)["files"]]
+open(target, "wb").write(b"\n--slimtrain-fuzz-file--\n".join(parts))
+PY
+done
+
+# INI: the shipped job configurations.
+cp "$root"/jobs/*.ini "$out/ini/"
+echo "seeds.sh: $(find "$out" -type f | wc -l) seeds in $out"
