@@ -1,5 +1,6 @@
 #include "slimtrain/cli/command_line.hpp"
 
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -61,16 +62,20 @@ std::string value_text(const boost::any& v) {
   return out.str();
 }
 
-// Boost.ProgramOptions fills its error messages by replacing %option%, %value%, ... until none is
-// left: an option or value that contains one of them (found by fuzz_ini) made what() loop
-// forever. Such text is refused before Boost sees it.
+// Boost.ProgramOptions fills its error messages by replacing %option%, %value%, %invalid_line%,
+// ... until none is left: an option or value holding such a name (found by fuzz_ini) made what()
+// loop forever. Any %word% of letters and underscores is refused before Boost sees it.
 void refuse_placeholders(const std::string& text, const std::string& where) {
-  for (const char* token :
-       {"%canonical_option%", "%option%", "%value%", "%original_token%", "%prefix%"}) {
-    if (text.find(token) != std::string::npos)
-      SLIMTRAIN_THROW(ConfigError, where, ": '", token,
+  for (std::size_t open = text.find('%'); open != std::string::npos;
+       open = text.find('%', open + 1)) {
+    std::size_t end = open + 1;
+    while (end < text.size() &&
+           (std::isalpha(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+      ++end;
+    if (end > open + 1 && end < text.size() && text[end] == '%')
+      SLIMTRAIN_THROW(ConfigError, where, ": '", text.substr(open, end + 1 - open),
                       "' cannot appear in an option or a value (Boost.ProgramOptions, which "
-                      "reads them, takes it for a placeholder of its messages)");
+                      "reads them, takes %name% for a placeholder of its messages)");
   }
 }
 

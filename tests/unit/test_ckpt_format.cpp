@@ -1,11 +1,13 @@
 // On-disk format: round trip of every dtype and blob, and detection of corrupt, truncated or
 // partial checkpoints by verify, load and find_latest_valid.
 #include <filesystem>
+#include <fstream>
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/ckpt/inspect.hpp"
 #include "slimtrain/ckpt/layout.hpp"
+#include "slimtrain/ckpt/verify.hpp"
 #include "slimtrain/core/error.hpp"
 #include "test_ckpt_support.hpp"
 
@@ -99,6 +101,25 @@ TEST(CkptFormat, MissingOrEditedManifestIsDetected) {
   report = CheckpointManager::verify(path);
   EXPECT_FALSE(report.ok);
   EXPECT_NE(report.problem.find("manifest.json: missing"), std::string::npos) << report.problem;
+}
+
+// Found by fuzz_checkpoint: fields of another type than written threw nlohmann's type_error out of
+// verification (a crash in the fuzzer, exit 1 in the binary); they are a damaged manifest.
+TEST(CkptFormat, ManifestFieldsOfTheWrongTypeAreDetected) {
+  TempDir dir;
+  const std::string path = write_checkpoint(checkpoints_dir(dir.path()), testing::small_state(3));
+  nlohmann::json m = nlohmann::json::parse(std::ifstream(path + "/manifest.json"));
+  m["tensors"][0]["shape"] = {"x"};  // with a valid self-checksum: only the type is wrong
+  m["manifest_xxh3"] = manifest_self_checksum(m);
+  std::ofstream(path + "/manifest.json", std::ios::trunc) << m.dump();
+  VerifyReport report = CheckpointManager::verify(path);
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.problem.find("manifest.json: a field has the wrong type"), std::string::npos)
+      << report.problem;
+  std::ofstream(path + "/manifest.json", std::ios::trunc) << R"({"format": 1, "version": 1})";
+  report = CheckpointManager::verify(path);
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.problem.find("a field has the wrong type"), std::string::npos) << report.problem;
 }
 
 TEST(CkptFormat, FindLatestValidSkipsBrokenOnesWithAWarning) {

@@ -117,9 +117,11 @@ TEST(TrainOptions, ShippedConfigsParseAndBadValuesNameTheOption) {
 // holding one of its placeholders. Refused up front, on the command line and in the INI file.
 TEST(CommandLine, PlaceholderTextIsRefusedNotLoopedOn) {
   const std::string path = ::testing::TempDir() + "/placeholder.ini";
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"--a%canonical_option%b"},
-                                               std::vector<std::string>{"--epochs", "%value%"},
-                                               std::vector<std::string>{"--config", path}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--a%canonical_option%b"},
+        std::vector<std::string>{"--epochs", "%value%"},
+        std::vector<std::string>{"--epochs", "1%invalid_line%"},
+        std::vector<std::string>{"--config", path}}) {
     std::ofstream(path) << "warmup-s%canonical_option%-flip = true\n";
     CommandLine cl = make();
     try {
@@ -131,5 +133,8 @@ TEST(CommandLine, PlaceholderTextIsRefusedNotLoopedOn) {
           << e.what();
     }
   }
+  // A lone percent sign is no placeholder: "50%" reaches Boost, which names the bad value.
+  CommandLine cl = make();
+  EXPECT_THROW(cl.parse({"--epochs", "50%"}), ConfigError);
   std::remove(path.c_str());
 }
