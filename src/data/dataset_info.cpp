@@ -85,8 +85,9 @@ DatasetInfo read_dataset_info(const std::string& path) {
                     " is not supported (this build reads ", kFormatVersion, ")");
   }
   info.num_classes = read_int_attribute(file, "num_classes", root);
-  if (info.num_classes < 1)
-    SLIMTRAIN_THROW(DataError, root, ": num_classes ", info.num_classes, " must be >= 1");
+  if (info.num_classes < 1 || info.num_classes > kMaxClasses)
+    SLIMTRAIN_THROW(DataError, root, ": attribute num_classes is ", info.num_classes,
+                    ", outside [1, ", kMaxClasses, "]");
   if (has_attribute(file, "class_names")) {
     info.class_names = read_string_attribute(file, "class_names", root);
     if (static_cast<std::int64_t>(info.class_names.size()) != info.num_classes) {

@@ -89,7 +89,7 @@ def check_prep(h5, d):
     print("h5py read back", h5, "exactly")
 
 
-def write_h5py(h5, fixed, broken=False, stats="all", splits=("train", "test")):
+def write_h5py(h5, fixed, broken=False, stats="all", splits=("train", "test"), classes=None):
     import h5py
 
     n, c = 10, 3
@@ -108,6 +108,9 @@ def write_h5py(h5, fixed, broken=False, stats="all", splits=("train", "test")):
             f.attrs["class_names"] = ["cat", "dog", "eel"]
             f.attrs["num_classes"] = 3
             f.attrs["format_version"] = 1
+        if classes is not None:  # a damaged count, and no names to check it against
+            f.attrs["num_classes"] = classes
+            del f.attrs["class_names"]
         for split, rows in (("train", slice(0, 8)), ("test", slice(8, 10))):
             if split not in splits:
                 continue
@@ -128,6 +131,7 @@ if __name__ == "__main__":
             return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else default
 
         write_h5py(sys.argv[2], "--fixed-strings" in sys.argv, "--bad-label" in sys.argv,
-                   value("--stats", "all"), value("--splits", "train,test").split(","))
+                   value("--stats", "all"), value("--splits", "train,test").split(","),
+                   int(value("--num-classes", "0")) or None)
     else:
         sys.exit(f"unknown mode {sys.argv[1]}")

@@ -100,6 +100,11 @@ done
 check "label out of range fails --validate" expect_rc 2 "$S" inspect --validate "$dst/user.h5"
 check "  naming dataset and row" contains "user.h5: /train/y row 3: label 7 is outside \[0, 3)"
 rm -f "$dst/user.h5"
+# Found by fuzz_hdf5: 2^40 classes without class_names ran out of memory naming them.
+"$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/data_files.py" write-h5py "$dst/user.h5" --num-classes 1099511627776
+check "num_classes 2^40 fails (within 20 s, no memory run-out)" expect_rc 2 timeout 20 "$S" inspect "$dst/user.h5"
+check "  naming file and attribute" contains "user.h5: /: attribute num_classes is 1099511627776, outside \[1, 1048576\]"
+rm -f "$dst/user.h5"
 
 fm=/usr/share/datasets/fashion-mnist
 if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then

@@ -13,6 +13,11 @@ namespace slimtrain::data {
 
 inline constexpr const char* kFormatName = "slimtrain";
 inline constexpr std::int64_t kFormatVersion = 1;
+/**
+ * @brief The most classes a file may declare: a num_classes of 2^40 without class_names (found by
+ * fuzz_hdf5) otherwise spent minutes and all memory naming them "0", "1", ...
+ */
+inline constexpr std::int64_t kMaxClasses = std::int64_t{1} << 20;
 
 struct SplitInfo {
   std::string name;
