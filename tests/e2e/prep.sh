@@ -105,6 +105,19 @@ rm -f "$dst/user.h5"
 check "num_classes 2^40 fails (within 20 s, no memory run-out)" expect_rc 2 timeout 20 "$S" inspect "$dst/user.h5"
 check "  naming file and attribute" contains "user.h5: /: attribute num_classes is 1099511627776, outside \[1, 1048576\]"
 rm -f "$dst/user.h5"
+# A sample of 2^32 elements (an unwritten, chunked dataset: no space on disk) is refused before
+# any size is computed from it.
+"$PY" - "$dst/huge.h5" <<'PY'
+import sys
+import h5py
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs["format"], f.attrs["format_version"], f.attrs["num_classes"] = "slimtrain", 1, 2
+    f.create_dataset("train/x", shape=(2, 65536, 65536), dtype="u1", chunks=(1, 64, 64))
+    f.create_dataset("train/y", shape=(2,), dtype="i8")
+PY
+check "a sample of 2^32 elements fails" expect_rc 2 timeout 20 "$S" inspect "$dst/huge.h5"
+check "  naming file and dataset" contains "huge.h5: /train/x: shape \[2, 65536, 65536\] has more than 2147483648 elements per sample"
+rm -f "$dst/huge.h5"
 
 fm=/usr/share/datasets/fashion-mnist
 if [ -f "$fm/train-images-idx3-ubyte.gz" ]; then

@@ -18,6 +18,8 @@ inline constexpr std::int64_t kFormatVersion = 1;
  * fuzz_hdf5) otherwise spent minutes and all memory naming them "0", "1", ...
  */
 inline constexpr std::int64_t kMaxClasses = std::int64_t{1} << 20;
+/** @brief The most elements one sample may have (2^31: 8 GiB as float32). */
+inline constexpr std::int64_t kMaxSampleElements = std::int64_t{1} << 31;
 
 struct SplitInfo {
   std::string name;
