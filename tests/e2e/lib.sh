@@ -12,6 +12,9 @@ expect_rc() {  # expect_rc CODE command... ; output kept in $out
   out=$("$@" 2>&1); local rc=$?
   [ "$rc" -eq "$want" ] || { echo "  exit $rc, wanted $want: $*"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }
 }
+# json_line: the last line of $out that is a JSON object. Under mpirun a rank's stdout and stderr
+# are forwarded separately, so a log line may arrive after the JSON printed later (seen in CI).
+json_line() { grep '^{' <<<"$out" | tail -n 1; }
 contains() { grep -q -- "$1" <<<"$out" || { echo "  output lacks '$1':"; echo "$out" | sed 's/^/  | /' | head -20; return 1; }; }
 # nothing_left [DIR]: DIR (default $dst, the script's output folder) is empty.
 nothing_left() {

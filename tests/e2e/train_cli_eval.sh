@@ -82,12 +82,12 @@ check "  naming --resume" contains "--resume $runs/kept: not a checkpoint"
 check "  leaves no run directory" test ! -e "$runs/never"
 
 check "eval --json at np 2 of the step directory" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$STEP" --json --threads 1
-check "  equals the trainer's final test evaluation" same_metrics "$(tail -1 <<<"$out")"
-check "  at step 20" json_is "$(tail -1 <<<"$out")" 'e["step"] == 20 and e["split"] == "test"'
+check "  equals the trainer's final test evaluation" same_metrics "$(json_line)"
+check "  at step 20" json_is "$(json_line)" 'e["step"] == 20 and e["split"] == "test"'
 check "eval --json at np 1 of checkpoints/latest" expect_rc 0 "$S" eval --data "$D" --checkpoint "$R/checkpoints/latest" --json --threads 1
-check "  equals it too" same_metrics "$(tail -1 <<<"$out")"
+check "  equals it too" same_metrics "$(json_line)"
 check "eval --json at np 3 of the run directory" expect_rc 0 timeout 60 "$MPIEXEC" -np 3 "$S" eval --data "$D" --checkpoint "$R" --json --threads 1
-check "  equals it too" same_metrics "$(tail -1 <<<"$out")"
+check "  equals it too" same_metrics "$(json_line)"
 check "eval as a table at np 2" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$STEP" --threads 1
 check "  reports 203 samples on 2 ranks" contains "split 'test', 203 samples on 2 ranks"
 check "  and a row per class" contains "^d  *[0-9.]* *[0-9.]* *[0-9.]* *[0-9]*$"
@@ -120,7 +120,7 @@ check "  described with its width" contains "cnn-bn input \\[1,8,8\\] classes 4 
 final=$(events "$B" done | "$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["test"]))')
 check "  learns something" json_is "$final" '0.3 < e["accuracy"] <= 1.0'
 check "  eval --json at np 2 of its checkpoint equals the trainer's final evaluation" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$B" --json --threads 1
-check "  (metrics)" same_metrics "$(tail -1 <<<"$out")"
+check "  (metrics)" same_metrics "$(json_line)"
 
 check "eval of a missing checkpoint exits 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$R/checkpoints/step-00000099"
 check "  naming it" contains "step-00000099"
