@@ -2,11 +2,9 @@
 // and retention trust before loading anything). The input is the directory packed as
 // fuzz/seeds.sh packs a real one: manifest.json, then the contents of each file the manifest
 // lists, in its order, each part after a separator line.
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scratch_dir.hpp"
 #include "slimtrain/ckpt/verify.hpp"
 #include "slimtrain/core/error.hpp"
 
@@ -32,17 +31,9 @@ std::vector<std::string_view> split_parts(std::string_view input) {
   }
 }
 
-// One directory per process, on tmpfs where there is one; named as the checkpoint of step 1.
+// Named as the checkpoint of step 1, so verification's directory-name check runs too.
 const fs::path& checkpoint_dir() {
-  static const fs::path dir = [] {
-    const fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
-    static const fs::path root = base / ("slimtrain-fuzz-" + std::to_string(getpid()));
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(root, ec);
-    });
-    return root / "step-00000001";
-  }();
+  static const fs::path dir = slimtrain::fuzz::scratch_dir() / "step-00000001";
   return dir;
 }
 

@@ -1,29 +1,20 @@
 // libFuzzer target: the INI file of `slimtrain train --config`, read with the real option table
 // and every value's check (cli/train_options.hpp). The fuzzer's bytes are the file.
-#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "scratch_dir.hpp"
 #include "slimtrain/cli/train_options.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace {
 const std::string& config_path() {
-  static const std::string path = [] {
-    namespace fs = std::filesystem;
-    const fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
-    static const std::string file =
-        (base / ("slimtrain-fuzz-" + std::to_string(getpid()) + ".ini")).string();
-    std::atexit([] { std::remove(file.c_str()); });
-    return file;
-  }();
+  static const std::string path = (slimtrain::fuzz::scratch_dir() / "train.ini").string();
   return path;
 }
 }  // namespace

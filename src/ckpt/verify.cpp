@@ -41,27 +41,6 @@ std::string check_manifest_shape(const json& m) {
   return "";
 }
 
-VerifyDetail verify_unguarded(const std::string& dir, VerifyDepth depth);
-
-}  // namespace
-
-VerifyDetail verify_checkpoint(const std::string& dir, VerifyDepth depth) {
-  // A manifest of valid JSON whose fields have other types than written ("format": 1, a shape
-  // of strings) makes nlohmann::json throw type_error mid-check (found by fuzz_checkpoint): that
-  // is a damaged manifest, reported as such, not an exception that escapes as a crash.
-  try {
-    return verify_unguarded(dir, depth);
-  } catch (const nlohmann::json::exception& e) {
-    VerifyDetail detail;
-    detail.report.path = dir;
-    detail.report.problem =
-        dir + "/" + kManifestFile + ": a field has the wrong type (" + e.what() + ")";
-    return detail;
-  }
-}
-
-namespace {
-
 VerifyDetail verify_unguarded(const std::string& dir, VerifyDepth depth) {
   VerifyDetail detail;
   detail.report.path = dir;
@@ -187,5 +166,20 @@ VerifyDetail verify_unguarded(const std::string& dir, VerifyDepth depth) {
 }
 
 }  // namespace
+
+VerifyDetail verify_checkpoint(const std::string& dir, VerifyDepth depth) {
+  // A manifest of valid JSON whose fields have other types than written ("format": 1, a shape
+  // of strings) makes nlohmann::json throw type_error mid-check (found by fuzz_checkpoint): that
+  // is a damaged manifest, reported as such, not an exception that escapes as a crash.
+  try {
+    return verify_unguarded(dir, depth);
+  } catch (const nlohmann::json::exception& e) {
+    VerifyDetail detail;
+    detail.report.path = dir;
+    detail.report.problem =
+        dir + "/" + kManifestFile + ": a field has the wrong type (" + e.what() + ")";
+    return detail;
+  }
+}
 
 }  // namespace slimtrain::ckpt

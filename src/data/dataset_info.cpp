@@ -122,19 +122,19 @@ DatasetInfo read_dataset_info(const std::string& path) {
       SLIMTRAIN_THROW(DataError, y_where, ": shape ", shape_text(y_dims),
                       " must be [N] with N = ", x_dims[0], " as in ", x_name);
     }
-    std::vector<std::int64_t> shape(x_dims.begin() + 1, x_dims.end());
     // Sizes are computed in int64 from here on: a sample past kMaxSampleElements (a damaged
     // shape, or dimensions whose product overflows) is refused before anything is allocated.
     std::uint64_t elements = 1;
-    for (hsize_t d : std::vector<hsize_t>(x_dims.begin() + 1, x_dims.end())) {
-      if (d < 1)
+    for (std::size_t i = 1; i < x_dims.size(); ++i) {
+      if (x_dims[i] < 1)
         SLIMTRAIN_THROW(DataError, x_where, ": shape ", shape_text(x_dims),
                         " has an empty sample dimension");
-      if (d > static_cast<hsize_t>(kMaxSampleElements) ||
-          (elements *= d) > static_cast<std::uint64_t>(kMaxSampleElements))
+      if (x_dims[i] > static_cast<hsize_t>(kMaxSampleElements) ||
+          (elements *= x_dims[i]) > static_cast<std::uint64_t>(kMaxSampleElements))
         SLIMTRAIN_THROW(DataError, x_where, ": shape ", shape_text(x_dims), " has more than ",
                         kMaxSampleElements, " elements per sample");
     }
+    const std::vector<std::int64_t> shape(x_dims.begin() + 1, x_dims.end());
     if (info.splits.empty()) {
       info.sample_shape = shape;
     } else if (shape != info.sample_shape) {
