@@ -1,6 +1,11 @@
 // libFuzzer target: a slimtrain HDF5 data file, its bytes opened as an in-memory file image
-// (HDF5's core driver), through what `inspect --validate` and the loaders read: the layout's
-// attributes, shapes and dtypes, every label, every float for NaN/Inf, and a batch of each split.
+// (HDF5's core driver), through what slimtrain does with a file: first the layout probe (the
+// layout and each split's first and last rows, read in a child process, so that HDF5 crashing or
+// hanging on damaged metadata is a DataError), then in this process what `inspect --validate` and
+// the loaders read: the layout's attributes, shapes and dtypes, every label, every float for
+// NaN/Inf, and a batch of each split.
+#include <sanitizer/common_interface_defs.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -10,6 +15,7 @@
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/inspect.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/data/split_reader.hpp"
 
 namespace {
@@ -20,12 +26,21 @@ constexpr const char* kName = "fuzz.h5";
 constexpr std::int64_t kMaxFuzzedSample = 1 << 16;
 constexpr std::int64_t kMaxFuzzedSplit = 1 << 22;
 constexpr std::int64_t kBatch = 32;
+// HDF5 loops forever on some damaged heaps; the probe's child gets this long.
+constexpr double kProbeSeconds = 1.0;
+
+// In the probe's child a sanitizer report must not reach libFuzzer's death callback, which
+// would save the input as this target's crash: the child's death is the probe's verdict.
+void quiet_child() {
+  __sanitizer_set_death_callback(nullptr);
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slimtrain::data;
   set_hdf5_file_image(kName, std::vector<std::uint8_t>(data, data + size));
   try {
+    probe_data_file(kName, ProbeOptions{kProbeSeconds, "fuzz_hdf5", quiet_child});
     DatasetInfo info = read_dataset_info(kName);
     if (info.sample_elements() > kMaxFuzzedSample) return 0;
     for (const SplitInfo& s : info.splits)

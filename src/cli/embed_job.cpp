@@ -10,6 +10,7 @@
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/runtime/heap.hpp"
 
@@ -60,6 +61,7 @@ class RowWriter {
 }  // namespace
 
 std::int64_t run_embed_job(const EmbedJobConfig& c) {
+  data::probe_data_file(c.data, data::ProbeOptions{});  // first: before any thread starts
   runtime::keep_freed_memory();
   if (c.threads > 0) torch::set_num_threads(c.threads);
   const data::DatasetInfo info = data::read_dataset_info(c.data);

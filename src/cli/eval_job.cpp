@@ -9,6 +9,7 @@
 #include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/eval/evaluator.hpp"
@@ -99,6 +100,8 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
 }  // namespace
 
 int run_eval_job(const EvalJobConfig& c) {
+  // Before MPI starts: a fork after MPI_Init is unsafe with some interconnects (RDMA).
+  data::probe_data_file(c.data, data::ProbeOptions{c.io_timeout_s, "--io-timeout"});
   runtime::Runtime rt;
   comm::CommConfig cc;
   cc.deadline.base_s = c.deadline_s;

@@ -5,6 +5,7 @@
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/data/inspect.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 
 namespace slimtrain::cli {
 
@@ -38,6 +39,7 @@ int run_inspect(const std::vector<std::string>& args) {
                       "a checkpoints/ directory nor a run directory");
     return ckpt::inspect_checkpoint(path, cl.get<bool>("json"));
   }
+  data::probe_data_file(path, data::ProbeOptions{});
   data::inspect_dataset(path, validate, std::cout);
   return kExitOk;
 }

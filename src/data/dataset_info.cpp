@@ -6,6 +6,7 @@
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 
 namespace slimtrain::data {
 namespace {
@@ -88,7 +89,7 @@ DatasetInfo read_dataset_info(const std::string& path) {
   if (info.num_classes < 1 || info.num_classes > kMaxClasses)
     SLIMTRAIN_THROW(DataError, root, ": attribute num_classes is ", info.num_classes,
                     ", outside [1, ", kMaxClasses, "]");
-  if (has_attribute(file, "class_names")) {
+  if (has_attribute(file, "class_names", root)) {
     info.class_names = read_string_attribute(file, "class_names", root);
     if (static_cast<std::int64_t>(info.class_names.size()) != info.num_classes) {
       SLIMTRAIN_THROW(DataError, root, ": class_names has ", info.class_names.size(),
@@ -109,6 +110,7 @@ DatasetInfo read_dataset_info(const std::string& path) {
     const std::string x_where = path + ": " + x_name, y_where = path + ": " + y_name;
     Hid x = open_dataset(file, path, x_name);
     Hid y = open_dataset(file, path, y_name);
+    note_hdf5_read(x_where + " and " + y_name + ": shapes, dtypes and storage layout");
     const std::vector<hsize_t> x_dims = dataset_dims(x, x_where);
     const std::vector<hsize_t> y_dims = dataset_dims(y, y_where);
     if (x_dims.size() < 2 || x_dims.size() > 4) {
@@ -165,7 +167,8 @@ DatasetInfo read_dataset_info(const std::string& path) {
     }
     // mean/std are train statistics: a split without them uses /train/x's, and a file with
     // none gets them computed at load time (normalisation.hpp). Present, they must be sound.
-    const bool has_mean = has_attribute(x, "mean"), has_std = has_attribute(x, "std");
+    const bool has_mean = has_attribute(x, "mean", x_where),
+               has_std = has_attribute(x, "std", x_where);
     if (has_mean != has_std)
       SLIMTRAIN_THROW(DataError, x_where, ": has attribute '", has_mean ? "mean" : "std",
                       "' but not '", has_mean ? "std" : "mean", "' (give both or neither)");

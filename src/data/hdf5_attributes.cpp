@@ -2,12 +2,13 @@
 
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 
 namespace slimtrain::data {
 namespace {
 
 Hid open_attribute(hid_t object, const std::string& name, const std::string& where) {
-  if (!has_attribute(object, name)) {
+  if (!has_attribute(object, name, where)) {
     SLIMTRAIN_THROW(DataError, where, ": missing attribute '", name, "'");
   }
   return Hid(SLIMTRAIN_CHECK_HDF5(H5Aopen(object, name.c_str(), H5P_DEFAULT), where));
@@ -25,7 +26,8 @@ std::int64_t element_count(hid_t attribute, const std::string& where, const std:
 
 }  // namespace
 
-bool has_attribute(hid_t object, const std::string& name) {
+bool has_attribute(hid_t object, const std::string& name, const std::string& where) {
+  note_hdf5_read(where + ": attribute '" + name + "'");
   return H5Aexists(object, name.c_str()) > 0;
 }
 

@@ -6,6 +6,7 @@
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 
 namespace slimtrain::data {
 
@@ -37,6 +38,8 @@ void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std
                        void* out) const {
   if (count <= 0) return;
   const std::string where = path_ + ": /" + split_ + (dataset == x_.get() ? "/x" : "/y");
+  const std::string rows = " rows " + std::to_string(begin) + ".." + std::to_string(begin + count);
+  note_hdf5_read(where + rows);
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
   const int rank = H5Sget_simple_extent_ndims(file_space);
@@ -49,9 +52,8 @@ void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std
       H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr),
       where);
   Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where));
-  SLIMTRAIN_CHECK_HDF5(
-      H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
-      where + " rows " + std::to_string(begin) + ".." + std::to_string(begin + count));
+  SLIMTRAIN_CHECK_HDF5(H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
+                       where + rows);
 }
 
 void SplitReader::read_x(std::int64_t begin, std::int64_t count, void* x) const {

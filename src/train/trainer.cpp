@@ -8,6 +8,7 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/autocast.hpp"
@@ -289,6 +290,8 @@ int Trainer::run() {
 }  // namespace
 
 int run_training(const TrainConfig& config) {
+  // Before MPI starts: a fork after MPI_Init is unsafe with some interconnects (RDMA).
+  data::probe_data_file(config.data, data::ProbeOptions{config.io_timeout_s, "--io-timeout"});
   runtime::Runtime rt;
   // The trainer outlives the guard: a failing rank prints and aborts before any of its parts
   // (communicators, loader threads) is torn down.

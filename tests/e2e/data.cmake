@@ -19,3 +19,8 @@ slimtrain_add_e2e(NAME e2e_fuzz_smoke
 # note, np 2), a file with only /train trained with --eval-every 0 (about 15 s).
 slimtrain_add_e2e(NAME e2e_user_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/user_files.sh TIMEOUT 180
                   LABELS data train)
+
+# Files that crash or hang HDF5 itself (found by fuzz_hdf5): train, eval and inspect exit 2 naming
+# the file and the object, the hang at --io-timeout (about 15 s).
+slimtrain_add_e2e(NAME e2e_damaged_hdf5 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/damaged_hdf5.sh
+                  TIMEOUT 120 LABELS data)

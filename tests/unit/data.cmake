@@ -2,9 +2,10 @@ slimtrain_add_gtest(NAME unit_data TIER unit TIMEOUT 60
   SOURCES test_data_parsers.cpp test_data_shard.cpp test_data_augment.cpp
   LIBS slimtrain_dataio ZLIB::ZLIB)
 
-# Reads files that /usr/bin/python3's h5py writes at test time (skips without h5py).
+# Reads files that /usr/bin/python3's h5py writes at test time (skips without h5py), and the
+# layout probe's child process.
 slimtrain_add_gtest(NAME unit_data_interop TIER unit TIMEOUT 60
-  SOURCES test_data_interop.cpp
+  SOURCES test_data_interop.cpp test_data_probe.cpp
   LIBS slimtrain_data)
 slimtrain_use_torch(unit_data_interop)
 target_compile_definitions(unit_data_interop PRIVATE SLIMTRAIN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

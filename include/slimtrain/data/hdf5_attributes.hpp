@@ -12,7 +12,7 @@
 
 namespace slimtrain::data {
 
-bool has_attribute(hid_t object, const std::string& name);
+bool has_attribute(hid_t object, const std::string& name, const std::string& where);
 std::vector<std::string> read_string_attribute(hid_t object, const std::string& name,
                                                const std::string& where);
 std::int64_t read_int_attribute(hid_t object, const std::string& name, const std::string& where);

@@ -1,0 +1,36 @@
+#pragma once
+/**
+ * @brief Reading a data file's layout first in a short-lived child process, so that a file
+ * which crashes or hangs the HDF5 library is refused with a DataError (exit 2) instead of
+ * killing or stalling slimtrain. HDF5 1.10 parses its own metadata without bounds checks in
+ * places: fuzz_hdf5 found SEGVs in its metadata cache, heap overflows in its object headers and
+ * an endless loop on a damaged global heap, all before slimtrain gets a value it could check.
+ */
+#include <string>
+
+namespace slimtrain::data {
+
+struct ProbeOptions {
+  /** @brief How long the child may take before it is killed and the file called damaged. */
+  double timeout_s = 60.0;
+  /** @brief What sets timeout_s (an option), for the message. */
+  const char* deadline_name = "the layout probe's deadline";
+  /** @brief Runs first in the child; fuzz_hdf5 turns off libFuzzer's crash reporting there. */
+  void (*in_child)() = nullptr;
+};
+
+/**
+ * @brief In a forked child: read_dataset_info(path), then the first and last row of x and y of
+ * every split. A DataError there is thrown here with the same message; a crash, a signal or the
+ * deadline becomes a DataError naming the file, the object HDF5 was reading and what happened.
+ * Fork before MPI_Init and before other threads start (the child takes hdf5_mutex()).
+ */
+void probe_data_file(const std::string& path, const ProbeOptions& options);
+
+/**
+ * @brief Names what HDF5 reads next ("FILE: /train/x: attribute 'mean'") for the probe's
+ * message when HDF5 dies there; a no-op outside a probe's child.
+ */
+void note_hdf5_read(const std::string& what);
+
+}  // namespace slimtrain::data
