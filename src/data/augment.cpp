@@ -12,6 +12,9 @@ namespace slimtrain::data {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+// Random erasing's ranges, torchvision's RandomErasing defaults: area fraction and aspect ratio.
+constexpr double kEraseAreaMin = 0.02, kEraseAreaMax = 0.33;
+constexpr double kEraseRatioMin = 0.3, kEraseRatioMax = 3.3;
 
 double uniform(std::uint64_t& state) {
   return static_cast<double>(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
@@ -34,6 +37,7 @@ std::string AugmentOptions::describe() const {
   if (rotate_deg > 0) add(detail::concat("rotate up to ", rotate_deg, " deg"));
   if (crop_padding > 0) add(detail::concat("random crop with padding ", crop_padding));
   if (flip) add("horizontal flip");
+  if (erase_probability > 0) add(detail::concat("random erasing p ", erase_probability));
   return out;
 }
 
@@ -42,7 +46,8 @@ Augmenter::Augmenter(const AugmentOptions& options, const std::vector<std::int64
     : options_(options), type_(type), seed_(seed) {
   if (sample_shape.size() < 2)
     SLIMTRAIN_THROW(ConfigError,
-                    "--augment-crop-padding/--augment-flip/--augment-rotate: the samples are "
+                    "--augment-crop-padding/--augment-flip/--augment-rotate/--augment-erase: the "
+                    "samples are "
                     "feature vectors [D], not images; train without augmentation");
   channels_ = sample_shape.size() == 3 ? sample_shape[0] : 1;
   height_ = sample_shape[sample_shape.size() - 2];
@@ -64,6 +69,9 @@ void Augmenter::apply_typed(T* sample, std::int64_t row, std::int64_t epoch) con
   state = splitmix64(state) ^ (static_cast<std::uint64_t>(row) * 0x3c6ef372fe94f82bull);
   const double u_angle = uniform(state), u_dx = uniform(state), u_dy = uniform(state),
                u_flip = uniform(state);
+  // Drawn after the others, so that adding erasing left their draws as they were.
+  const double u_erase = uniform(state), u_area = uniform(state), u_ratio = uniform(state),
+               u_top = uniform(state), u_left = uniform(state);
 
   const std::int64_t h = height_, w = width_, plane = h * w;
   thread_local std::vector<double> scratch;  // one channel, rotated
@@ -114,6 +122,18 @@ void Augmenter::apply_typed(T* sample, std::int64_t row, std::int64_t epoch) con
     if (options_.flip && u_flip < 0.5) {
       for (std::int64_t y = 0; y < h; ++y) std::reverse(p + y * w, p + y * w + w);
     }
+  }
+  if (u_erase < options_.erase_probability) {
+    const double area = (kEraseAreaMin + u_area * (kEraseAreaMax - kEraseAreaMin)) * plane;
+    const double ratio = std::exp(std::log(kEraseRatioMin) +
+                                  u_ratio * (std::log(kEraseRatioMax) - std::log(kEraseRatioMin)));
+    const std::int64_t eh = std::clamp<std::int64_t>(std::llround(std::sqrt(area * ratio)), 1, h);
+    const std::int64_t ew = std::clamp<std::int64_t>(std::llround(std::sqrt(area / ratio)), 1, w);
+    const auto top = static_cast<std::int64_t>(u_top * static_cast<double>(h - eh + 1));
+    const auto left = static_cast<std::int64_t>(u_left * static_cast<double>(w - ew + 1));
+    for (std::int64_t c = 0; c < channels_; ++c)
+      for (std::int64_t y = top; y < top + eh; ++y)
+        std::fill(sample + c * plane + y * w + left, sample + c * plane + y * w + left + ew, T(0));
   }
 }
 

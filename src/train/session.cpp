@@ -20,6 +20,7 @@ data::AugmentOptions augment_of(const TrainConfig& c) {
   a.crop_padding = c.augment_crop_padding;
   a.flip = c.augment_flip;
   a.rotate_deg = c.augment_rotate_deg;
+  a.erase_probability = c.augment_erase;
   return a;
 }
 

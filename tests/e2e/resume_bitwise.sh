@@ -90,9 +90,9 @@ check "  warning that the data order changes" contains "resuming a 2-rank checkp
 
 # Augmentation draws from (seed, epoch, sample): a resume mid-epoch stays bit-identical, in the
 # memory mode (batches made on the prefetch thread) here and the stream mode below.
-aug=(--augment-crop-padding 2 --augment-flip --augment-rotate 10)
+aug=(--augment-crop-padding 2 --augment-flip --augment-rotate 10 --augment-erase 0.5)
 check "cnn + augmentation: uninterrupted run of 48 steps" expect_rc 0 train --model cnn-small "${cnn[@]}" "${aug[@]}" --out I --resume none
-check "  augmentation is on" contains "augmentation: rotate up to 10 deg, random crop with padding 2, horizontal flip"
+check "  augmentation is on" contains "augmentation: rotate up to 10 deg, random crop with padding 2, horizontal flip, random erasing p 0.5"
 check "  and changes the trajectory" sh -c "test -s I/checkpoints/step-00000048/tensors.bin && ! cmp -s A/checkpoints/step-00000048/tensors.bin I/checkpoints/step-00000048/tensors.bin"
 check "cnn + augmentation: killed run (-9 at step 27)" killed_run J 27 24 --model cnn-small "${cnn[@]}" "${aug[@]}"
 check "  resume auto to 48" expect_rc 0 train --model cnn-small "${cnn[@]}" "${aug[@]}" --out J --resume auto

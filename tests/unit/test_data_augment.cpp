@@ -92,11 +92,46 @@ TEST(Augment, RotationKeepsAConstantImageConstantInsideAndBlackensCorners) {
   EXPECT_GT(corners_black, 40) << "a rotated square uncovers its corners";
 }
 
+TEST(Augment, ErasingBlacksOutOneRectangleInEveryChannelOfAboutPOfTheSamples) {
+  sd::AugmentOptions o;
+  o.erase_probability = 0.5;
+  constexpr int kSide = 20, kPlane = kSide * kSide;
+  sd::Augmenter a(o, {2, kSide, kSide}, sd::ElementType::kUint8, 3);
+  int erased = 0;
+  std::set<int> areas;
+  for (std::int64_t row = 0; row < 400; ++row) {
+    std::vector<std::uint8_t> v(2 * kPlane, 200);
+    a.apply(v.data(), row, 1);
+    int zeros = 0, top = kSide, bottom = -1, left = kSide, right = -1;
+    for (int y = 0; y < kSide; ++y)
+      for (int x = 0; x < kSide; ++x)
+        if (v[y * kSide + x] == 0) {
+          ++zeros;
+          top = std::min(top, y), bottom = std::max(bottom, y);
+          left = std::min(left, x), right = std::max(right, x);
+        }
+    ASSERT_TRUE(std::equal(v.begin(), v.begin() + kPlane, v.begin() + kPlane))
+        << "row " << row << ": both channels lose the same rectangle";
+    if (zeros == 0) continue;
+    ++erased;
+    const int h = bottom - top + 1, w = right - left + 1;
+    ASSERT_EQ(zeros, h * w) << "row " << row << ": the black pixels form one rectangle";
+    // 2-33 % of the area, up to rounding each side to whole pixels.
+    EXPECT_GE(zeros, 4) << "row " << row;
+    EXPECT_LE(zeros, 0.33 * kPlane * 1.25) << "row " << row;
+    areas.insert(zeros);
+  }
+  EXPECT_GT(erased, 150);
+  EXPECT_LT(erased, 250);
+  EXPECT_GT(areas.size(), 20u) << "sizes vary";
+}
+
 TEST(Augment, DrawsDependOnSeedEpochAndRowOnly) {
   sd::AugmentOptions o;
   o.crop_padding = 3;
   o.flip = true;
   o.rotate_deg = 15;
+  o.erase_probability = 0.5;
   EXPECT_EQ(augmented(o, 5, 2), augmented(o, 5, 2));
   int differ_epoch = 0, differ_seed = 0;
   for (std::int64_t row = 0; row < 20; ++row) {

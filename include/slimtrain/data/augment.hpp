@@ -2,8 +2,8 @@
 /**
  * @brief Training-time augmentation of image samples, in their stored units before
  * normalisation (so padding is a black pixel, as torchvision pads before ToTensor): a small
- * rotation, a random crop of the sample padded with zeros (a random shift), and a horizontal
- * flip. Each sample's draws come from (seed, epoch, source row) alone, so an epoch's
+ * rotation, a random crop of the sample padded with zeros (a random shift), a horizontal flip,
+ * and random erasing (a black rectangle). Each sample's draws come from (seed, epoch, source row) alone, so an epoch's
  * augmentation does not depend on the rank count, the batch or the thread, and a resumed run
  * stays bit-identical. Evaluation never augments: only the training loader holds an Augmenter.
  */
@@ -22,9 +22,17 @@ struct AugmentOptions {
   bool flip = false;
   /** @brief Rotate by a uniform angle in [-deg, deg] about the centre, bilinear, zero fill. */
   double rotate_deg = 0.0;
+  /**
+   * @brief With this probability, black out a rectangle of 2-33 % of the image's area with an
+   * aspect ratio in [0.3, 3.3] (log-uniform), in every channel: random erasing (Zhong et al.,
+   * 2017), with torchvision's RandomErasing ranges, last of the transforms.
+   */
+  double erase_probability = 0.0;
 
-  bool any() const { return crop_padding > 0 || flip || rotate_deg > 0.0; }
-  /** @brief "crop padding 4, flip, rotate 10 deg" or "off". */
+  bool any() const {
+    return crop_padding > 0 || flip || rotate_deg > 0.0 || erase_probability > 0.0;
+  }
+  /** @brief "rotate up to 10 deg, random crop with padding 4, horizontal flip" or "off". */
   std::string describe() const;
 };
 

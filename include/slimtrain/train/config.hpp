@@ -44,6 +44,7 @@ struct TrainConfig {
   int augment_crop_padding = 0;
   bool augment_flip = false;
   double augment_rotate_deg = 0.0;
+  double augment_erase = 0.0;
 
   std::size_t bucket_bytes = 4u << 20;
   std::size_t chunk_bytes = 0;   ///< 0: 4 MiB or 1 MiB, whichever all-reduces faster (session.cpp)
