@@ -31,8 +31,6 @@ ProbeReport* g_report = nullptr;  // set in the child only
 
 constexpr int kChildDataError = 3;
 constexpr int kChildOtherError = 4;
-// A row past this is not read in the probe: one row of a [N, 2^31] float file is 8 GiB.
-constexpr std::size_t kMaxProbedRowBytes = std::size_t{1} << 26;
 
 void copy_text(char* to, std::size_t capacity, const std::string& text) {
   const std::size_t n = std::min(capacity - 1, text.size());
@@ -40,8 +38,9 @@ void copy_text(char* to, std::size_t capacity, const std::string& text) {
   to[n] = '\0';
 }
 
-// The layout, then the first and last row of every split: both ends of each chunk index.
-void read_layout(const std::string& path) {
+}  // namespace
+
+void read_layout_and_edges(const std::string& path, std::size_t max_row_bytes) {
   DatasetInfo info = read_dataset_info(path);
   if (info.mean.empty()) {  // a SplitReader needs values; any will do to read rows
     info.mean.assign(static_cast<std::size_t>(info.channels()), 0.0f);
@@ -50,7 +49,7 @@ void read_layout(const std::string& path) {
   for (const SplitInfo& s : info.splits) {
     if (s.size == 0) continue;
     SplitReader reader(info, s.name);
-    if (reader.sample_bytes() > kMaxProbedRowBytes) continue;
+    if (reader.sample_bytes() > max_row_bytes) continue;
     std::vector<std::uint8_t> row(reader.sample_bytes());
     std::int64_t label = 0;
     for (const std::int64_t r : {std::int64_t{0}, s.size - 1}) {
@@ -59,6 +58,8 @@ void read_layout(const std::string& path) {
     }
   }
 }
+
+namespace {
 
 [[noreturn]] void run_child(const std::string& path, const ProbeOptions& options,
                             ProbeReport* report) {
@@ -77,7 +78,7 @@ void read_layout(const std::string& path) {
   g_report = report;
   int code = 0;
   try {
-    read_layout(path);
+    read_layout_and_edges(path);
   } catch (const DataError& e) {
     copy_text(report->error, sizeof report->error, e.what());
     code = kChildDataError;

@@ -6,6 +6,7 @@
  * places: fuzz_hdf5 found SEGVs in its metadata cache, heap overflows in its object headers and
  * an endless loop on a damaged global heap, all before slimtrain gets a value it could check.
  */
+#include <cstddef>
 #include <string>
 
 namespace slimtrain::data {
@@ -26,6 +27,18 @@ struct ProbeOptions {
  * Fork before MPI_Init and before other threads start (the child takes hdf5_mutex()).
  */
 void probe_data_file(const std::string& path, const ProbeOptions& options);
+
+/** @brief Rows past this size are not read by the probe: one row of a [N, 2^31] float file is
+ * 8 GiB. */
+inline constexpr std::size_t kMaxProbedRowBytes = std::size_t{1} << 26;
+
+/**
+ * @brief What the probe's child reads, in this process: the layout, then the first and last
+ * row of x and y of every split whose rows are at most `max_row_bytes` (both ends of each chunk
+ * index). fuzz_hdf5's long-lived probe process calls it directly, with its own bound.
+ */
+void read_layout_and_edges(const std::string& path,
+                           std::size_t max_row_bytes = kMaxProbedRowBytes);
 
 /**
  * @brief Names what HDF5 reads next ("FILE: /train/x: attribute 'mean'") for the probe's
