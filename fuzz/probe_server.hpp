@@ -41,11 +41,7 @@ class ProbeServer {
  public:
   ProbeServer(std::string name, std::size_t max_len, int timeout_ms,
               void (*work)(const std::string&))
-      : name_(std::move(name)),
-        max_len_(max_len),
-        timeout_ms_(timeout_ms),
-        work_(work),
-        log_(std::string("/tmp/fuzz-hdf5-probe-") + std::to_string(getpid()) + ".log") {
+      : name_(std::move(name)), max_len_(max_len), timeout_ms_(timeout_ms), work_(work) {
     void* p = mmap(nullptr, sizeof(std::uint64_t) + max_len_, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) std::abort();
@@ -53,13 +49,13 @@ class ProbeServer {
   }
   ~ProbeServer() {
     stop();
+    if (log_ >= 0) close(log_);
     std::fprintf(
         stderr,
         "fuzz_hdf5: %llu inputs; skipped as HDF5's own failures: %llu crashes, %llu "
         "stalls; kept without a stack: %llu\n",
         static_cast<unsigned long long>(inputs_), static_cast<unsigned long long>(crashes_),
         static_cast<unsigned long long>(stalls_), static_cast<unsigned long long>(unjudged_));
-    std::remove(log_.c_str());
   }
 
   /** @brief True when the child read the input (or refused it with an Error): read it here. */
@@ -81,29 +77,57 @@ class ProbeServer {
  private:
   static constexpr int kInputsPerChild = 2000;
 
+  // The child's CPU time in milliseconds (utime + stime of /proc/PID/stat), -1 if unreadable.
+  double child_cpu_ms() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t end = stat.rfind(')');  // the command name may hold spaces
+    if (end == std::string::npos) return -1;
+    std::istringstream fields(stat.substr(end + 2));
+    std::string skip;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i < 14; ++i) fields >> skip;  // fields 3..13
+    fields >> utime >> stime;
+    return 1000.0 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+
+  // The deadline counts the child's CPU time, not the wall clock: on a loaded machine (two
+  // workers, a build beside them) a good input can wait longer than a stalled one spins, and a
+  // child stopped in slimtrain's code by a wall-clock deadline would read as a finding.
   bool answered() {
     pollfd p{from_child_, POLLIN, 0};
-    char done = 0;
-    int ready;
-    while ((ready = poll(&p, 1, timeout_ms_)) < 0 && errno == EINTR) {
+    const double cpu_at_start = child_cpu_ms();
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(50 * timeout_ms_);
+    for (;;) {
+      const int ready = poll(&p, 1, 10);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready != 0) {
+        char done = 0;
+        return ready > 0 && read(from_child_, &done, 1) == 1;
+      }
+      if (child_cpu_ms() - cpu_at_start >= timeout_ms_ ||
+          std::chrono::steady_clock::now() > give_up)
+        return false;
     }
-    return ready > 0 && read(from_child_, &done, 1) == 1;
   }
 
   void start() {
     int down[2], up[2];
     if (pipe2(down, O_CLOEXEC) != 0 || pipe2(up, O_CLOEXEC) != 0) std::abort();
-    const int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    // The child's stderr: a file with no name, so nothing is left behind however this ends.
+    if (log_ >= 0) close(log_);
+    log_ = memfd_create("fuzz-hdf5-child-stderr", MFD_CLOEXEC);
+    if (log_ < 0) std::abort();
     std::fflush(nullptr);
     pid_ = fork();
     if (pid_ < 0) std::abort();
     if (pid_ == 0) {
       close(down[1]);
       close(up[0]);
-      dup2(log, STDERR_FILENO);
+      dup2(log_, STDERR_FILENO);
       serve(down[0], up[1]);
     }
-    close(log);
     close(down[0]);
     close(up[1]);
     to_child_ = down[1];
@@ -174,9 +198,11 @@ class ProbeServer {
     close(to_child_);
     close(from_child_);
     pid_ = -1;
-    std::ifstream in(log_);
     std::stringstream report;
-    report << in.rdbuf();
+    char chunk[4096];
+    ssize_t got;
+    for (off_t at = 0; (got = pread(log_, chunk, sizeof chunk, at)) > 0; at += got)
+      report.write(chunk, got);
     // The first frame in HDF5 or in slimtrain's own code decides.
     static const std::regex frame(
         R"(^ +#[0-9]+ .*(libhdf5|in slimtrain::|in fuzz::|in LLVMFuzzerTestOneInput).*$)");
@@ -217,7 +243,7 @@ class ProbeServer {
   std::size_t max_len_;
   int timeout_ms_;
   void (*work_)(const std::string&);
-  std::string log_;
+  int log_ = -1;
   std::uint8_t* shared_ = nullptr;
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
