@@ -88,6 +88,10 @@ log-every = 50
 EOF
 catches_usr1() {  # the script's trap is in place: bit 9 (USR1) of SigCgt
   local mask
+  # Only once the subshell has become train.sbatch: before its exec it still carries this test
+  # shell's handlers, and bash catches USR1 in a shell with an EXIT trap (CI, under load, sent
+  # USR1 in that window and killed the subshell).
+  grep -qa 'jobs/train.sbatch' "/proc/$1/cmdline" 2>/dev/null || return 1
   mask=$(awk '/^SigCgt/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
   [ -n "$mask" ] && (((16#$mask >> 9) & 1))
 }
