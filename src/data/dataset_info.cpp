@@ -110,7 +110,7 @@ DatasetInfo read_dataset_info(const std::string& path) {
     const std::string x_where = path + ": " + x_name, y_where = path + ": " + y_name;
     Hid x = open_dataset(file, path, x_name);
     Hid y = open_dataset(file, path, y_name);
-    note_hdf5_read(x_where + " and " + y_name + ": shapes, dtypes and storage layout");
+    note_hdf5_read(x_where, " and ", y_name, ": shapes, dtypes and storage layout");
     const std::vector<hsize_t> x_dims = dataset_dims(x, x_where);
     const std::vector<hsize_t> y_dims = dataset_dims(y, y_where);
     if (x_dims.size() < 2 || x_dims.size() > 4) {

@@ -27,7 +27,7 @@ std::int64_t element_count(hid_t attribute, const std::string& where, const std:
 }  // namespace
 
 bool has_attribute(hid_t object, const std::string& name, const std::string& where) {
-  note_hdf5_read(where + ": attribute '" + name + "'");
+  note_hdf5_read(where, ": attribute '", name, "'");
   return H5Aexists(object, name.c_str()) > 0;
 }
 

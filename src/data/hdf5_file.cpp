@@ -47,7 +47,7 @@ void set_hdf5_file_image(const std::string& name, std::vector<std::uint8_t> byte
 
 Hid open_hdf5_read_only(const std::string& path) {
   silence_hdf5_errors();
-  note_hdf5_read(path + ": the superblock and root group");
+  note_hdf5_read(path, ": the superblock and root group");
   {
     std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
     const auto image = file_images().find(path);
@@ -60,7 +60,7 @@ Hid open_hdf5_read_only(const std::string& path) {
 }
 
 Hid open_dataset(hid_t file, const std::string& path, const std::string& dataset) {
-  note_hdf5_read(path + ": " + dataset);
+  note_hdf5_read(path, ": ", dataset);
   if (H5Lexists(file, dataset.c_str(), H5P_DEFAULT) <= 0 ||
       H5Oexists_by_name(file, dataset.c_str(), H5P_DEFAULT) <= 0) {
     SLIMTRAIN_THROW(DataError, path, ": missing dataset ", dataset);

@@ -105,9 +105,14 @@ bool wait_for_end(int read_end, double timeout_s) {
 
 }  // namespace
 
-void note_hdf5_read(const std::string& what) {
-  if (g_report != nullptr) copy_text(g_report->reading, sizeof g_report->reading, what);
+namespace detail {
+bool noting_hdf5_reads() {
+  return g_report != nullptr;
 }
+void note_hdf5_read_text(const std::string& what) {
+  copy_text(g_report->reading, sizeof g_report->reading, what);
+}
+}  // namespace detail
 
 void probe_data_file(const std::string& path, const ProbeOptions& options) {
   void* shared =

@@ -38,8 +38,7 @@ void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std
                        void* out) const {
   if (count <= 0) return;
   const std::string where = path_ + ": /" + split_ + (dataset == x_.get() ? "/x" : "/y");
-  const std::string rows = " rows " + std::to_string(begin) + ".." + std::to_string(begin + count);
-  note_hdf5_read(where + rows);
+  note_hdf5_read(where, " rows ", begin, "..", begin + count);
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
   const int rank = H5Sget_simple_extent_ndims(file_space);
@@ -52,8 +51,9 @@ void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std
       H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr),
       where);
   Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where));
-  SLIMTRAIN_CHECK_HDF5(H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
-                       where + rows);
+  SLIMTRAIN_CHECK_HDF5(
+      H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
+      where + " rows " + std::to_string(begin) + ".." + std::to_string(begin + count));
 }
 
 void SplitReader::read_x(std::int64_t begin, std::int64_t count, void* x) const {

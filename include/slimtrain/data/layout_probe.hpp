@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 
+#include "slimtrain/core/detail/concat.hpp"
+
 namespace slimtrain::data {
 
 struct ProbeOptions {
@@ -16,7 +18,7 @@ struct ProbeOptions {
   double timeout_s = 60.0;
   /** @brief What sets timeout_s (an option), for the message. */
   const char* deadline_name = "the layout probe's deadline";
-  /** @brief Runs first in the child; fuzz_hdf5 turns off libFuzzer's crash reporting there. */
+  /** @brief Runs first in the child: unit tests make it crash or stall there. */
   void (*in_child)() = nullptr;
 };
 
@@ -37,13 +39,21 @@ inline constexpr std::size_t kMaxProbedRowBytes = std::size_t{1} << 26;
  * row of x and y of every split whose rows are at most `max_row_bytes` (both ends of each chunk
  * index). fuzz_hdf5's long-lived probe process calls it directly, with its own bound.
  */
-void read_layout_and_edges(const std::string& path,
-                           std::size_t max_row_bytes = kMaxProbedRowBytes);
+void read_layout_and_edges(const std::string& path, std::size_t max_row_bytes = kMaxProbedRowBytes);
+
+namespace detail {
+bool noting_hdf5_reads();
+void note_hdf5_read_text(const std::string& what);
+}  // namespace detail
 
 /**
- * @brief Names what HDF5 reads next ("FILE: /train/x: attribute 'mean'") for the probe's
- * message when HDF5 dies there; a no-op outside a probe's child.
+ * @brief Names what HDF5 reads next ("FILE: /train/x: attribute 'mean'", given in parts) for the
+ * probe's message when HDF5 dies there. Outside a probe's child it is one test: the parts are
+ * not joined, so the loaders' reads pay nothing for it.
  */
-void note_hdf5_read(const std::string& what);
+template <typename... Parts>
+void note_hdf5_read(const Parts&... parts) {
+  if (detail::noting_hdf5_reads()) detail::note_hdf5_read_text(slimtrain::detail::concat(parts...));
+}
 
 }  // namespace slimtrain::data
