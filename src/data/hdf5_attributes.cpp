@@ -1,5 +1,7 @@
 #include "slimtrain/data/hdf5_attributes.hpp"
 
+#include <algorithm>
+
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
 #include "slimtrain/data/layout_probe.hpp"
@@ -14,12 +16,27 @@ Hid open_attribute(hid_t object, const std::string& name, const std::string& whe
   return Hid(SLIMTRAIN_CHECK_HDF5(H5Aopen(object, name.c_str(), H5P_DEFAULT), where));
 }
 
-std::int64_t element_count(hid_t attribute, const std::string& where, const std::string& name) {
+// The values an attribute declares, checked against the file before anything is allocated for
+// them: a damaged header can declare 2^62 of them (fuzz_hdf5 found one), and each value the
+// attribute holds takes at least one byte of the file (a fixed-size one, its size).
+std::int64_t element_count(hid_t attribute, hid_t file_type, const std::string& where,
+                           const std::string& name) {
   Hid space(SLIMTRAIN_CHECK_HDF5(H5Aget_space(attribute), where));
   const hssize_t n = H5Sget_simple_extent_npoints(space);
   if (n < 0) SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' has no readable extent");
   if (H5Sget_simple_extent_ndims(space) > 1) {
     SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' must be a scalar or 1-D");
+  }
+  const std::size_t width =
+      H5Tis_variable_str(file_type) > 0 ? 1 : std::max<std::size_t>(1, H5Tget_size(file_type));
+  hsize_t file_bytes = 0;
+  Hid file(SLIMTRAIN_CHECK_HDF5(H5Iget_file_id(attribute), where));
+  SLIMTRAIN_CHECK_HDF5(H5Fget_filesize(file, &file_bytes), where);
+  if (static_cast<hsize_t>(n) > file_bytes / width) {
+    SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' declares ", n, " values of ", width,
+                    " bytes, more than the file's ", file_bytes,
+                    " bytes can hold: the file is damaged; check it with h5dump, or write it "
+                    "again");
   }
   return n;
 }
@@ -38,7 +55,7 @@ std::vector<std::string> read_string_attribute(hid_t object, const std::string& 
   if (H5Tget_class(file_type) != H5T_STRING) {
     SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' must be a string (or strings)");
   }
-  const auto n = static_cast<std::size_t>(element_count(attribute, where, name));
+  const auto n = static_cast<std::size_t>(element_count(attribute, file_type, where, name));
   std::vector<std::string> out;
   if (H5Tis_variable_str(file_type) > 0) {
     Hid memory_type(SLIMTRAIN_CHECK_HDF5(H5Tcopy(H5T_C_S1), where));
@@ -73,7 +90,7 @@ std::int64_t read_int_attribute(hid_t object, const std::string& name, const std
   if (H5Tget_class(file_type) != H5T_INTEGER) {
     SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' must be an integer");
   }
-  if (element_count(attribute, where, name) != 1) {
+  if (element_count(attribute, file_type, where, name) != 1) {
     SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' must hold one integer");
   }
   std::int64_t value = 0;
@@ -89,7 +106,8 @@ std::vector<float> read_float_attribute(hid_t object, const std::string& name,
   if (type_class != H5T_FLOAT && type_class != H5T_INTEGER) {
     SLIMTRAIN_THROW(DataError, where, ": attribute '", name, "' must be numeric");
   }
-  std::vector<float> values(static_cast<std::size_t>(element_count(attribute, where, name)));
+  std::vector<float> values(
+      static_cast<std::size_t>(element_count(attribute, file_type, where, name)));
   if (!values.empty()) {
     SLIMTRAIN_CHECK_HDF5(H5Aread(attribute, H5T_NATIVE_FLOAT, values.data()),
                          where + ": attribute " + name);

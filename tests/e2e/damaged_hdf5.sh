@@ -2,7 +2,8 @@
 # Files that crash or hang HDF5 1.10.8 itself, found by fuzz_hdf5 (mutated copies of its seeds,
 # kept here gzipped and base64-encoded): slimtrain reads a file's layout first in a child process,
 # so each one ends train, eval and inspect with exit 2 naming the file and the object HDF5 was
-# reading, within the deadline, and leaves no run directory behind (about 15 s).
+# reading, within the deadline, and leaves no run directory behind (about 15 s). And one that
+# crashed slimtrain's own code: an attribute declaring 2^62 values.
 . "$(dirname "$0")/lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -63,6 +64,23 @@ ym+1S0tr2w+y1/jIxj0ny/bt+6ZxZ78t13X7OUcc7FXZQGZNtFfcsMmucary/rNnfMBYM2a9vcfDXftL
 2FjYnoFhwf4lBXf3H26csNvj4Sx7kFuk9WPtLvsu2ifJMs3u35WKfS/VAu2nOXvv9zHntPsR/HgvDxO3PUS/MrBRfMAehGP6
 mQ5Ui6zbB3LrhiIOoBsED/Qfmmp/+GsHUO2y/QAAgJHbtjEAAA==
 B64
+# /train/x's 'mean' declares 4611686018427387905 floats in a 6 KB file: slimtrain sized a vector
+# by it (std::length_error, "cannot create std::vector larger than max_size()") before checking it
+# against the file.
+unpack huge.h5 <<'B64'
+H4sIAAAAAAACA+v0cHHj5ZLiYgABDg4GFgYBBmTwHwqiJFD5MPkEKM0IpTug9AommDgrWA6qHWg6
+xHwFZgj/AlQ8JMjVFaT6PxqA2bOBDUJzMIyCkQg8XB0DQHQEPB1BwAkmVHUlRYmZeUjp0YNCewWh
+NqGnax4GA2j6ZgemSQ6GtPyi3MQSBgZhoMWcSPYX52TmwtwE0WcB1ccPZMP0xZelFhVn5gMVCXDA
+0rgDSr5ixNDPA9afV5obn5yTWFycWgwPF0aknALVxygGN4cRJT/C/CfBAuFbsBGXHzk4UeNhFIzs
+/AhLTxFsqOoqoHQlWjp2INPeYD9/F1AKhtUDH5hRzUVPx6MAOwCFICNyAQErV5ghAqxQdSxoNC5x
+ZmBJwIil/GGF2sPEDBHmYFCAqGdiCYA0OhiYoMawIEUjsGzzgLcfRICpKzc1EVyECirIQ+1UYBDn
+YBCvh/mHkRE5HTjADWI44YTc7pgALQgDsKYrJni6+sGOP/xg5d4DsdG0hAxA9QYjMDWg1xsKROr/
+Jc4AjV1E4sAHpCRQ1bMQUG8lgcpnw5GeGUejchQModJ8FIyCUTAKRsEoGAWjYKgCRL+PBdzvKy5J
+YYD0++zh42Jm3Awm/5mx9vvQWkKeDrDxZ0Q/VwJFHytavxbej+WA9T0EUPuxTEzQfizEHGbGD9Ae
+CxeaTyYQ72lNEgPpP4WNRSawV9xT7813yl5cOdOhzpb1yYFNx4M8XFsf3VM+oLTm5q9fCyReuprw
+aKqdsJnaHT8p9HvbselMXR0Plz+2VnK7WbVSJGl176nUI6rzPz6oOXtUXIjlCMZIIADSABhKWxgA
+AA==
+B64
 JOB=(--model mlp --mlp-widths 8 --epochs 1 --resume none)
 
 for f in segv overlap; do
@@ -75,6 +93,13 @@ for f in segv overlap; do
 done
 check "train at np 2 on segv.h5 ends with exit 2" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" train --data "$work/segv.h5" --out "$work/r-np2" "${JOB[@]}"
 check "  each rank naming the file" test "$(grep -c "segv.h5: /: attribute 'class_names': HDF5 crashed" <<<"$out")" = 2
+
+huge_msg="$work/huge.h5: /train/x: attribute 'mean' declares 4611686018427387905 values of 4 bytes, more than the file's 6235 bytes can hold"
+check "inspect huge.h5 exits 2" expect_rc 2 timeout 60 "$S" inspect "$work/huge.h5"
+check "  naming the attribute and the file's size" contains "$huge_msg"
+check "train on huge.h5 exits 2" expect_rc 2 timeout 60 "$S" train --data "$work/huge.h5" --out "$work/r-huge" "${JOB[@]}"
+check "  naming them" contains "$huge_msg"
+check "  leaving no run directory" test ! -e "$work/r-huge"
 
 timed timeout 60 "$S" train --data "$work/hang.h5" --out "$work/r-hang" "${JOB[@]}" --io-timeout 3
 check "train on hang.h5 exits 2" test "$rc" = 2
