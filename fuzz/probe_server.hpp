@@ -3,14 +3,18 @@
 // input is read first in a child process, which HDF5 may crash or stall. The binary forks one
 // child per file; a fork per input costs about 7 ms here (the page tables and copy-on-write
 // faults of an ASan process: 142 executions/s), so this keeps one child alive and hands it each
-// input through a shared mapping; the child runs the target's reads (`work`), so the parent,
-// which runs them again with coverage, meets no HDF5 failure the child did not meet first. When
+// input through a shared mapping; the child runs the target's reads (`work`) and copies its
+// coverage counters back through the same mapping, so the parent, which libFuzzer watches, never
+// calls HDF5 (a second read there met HDF5 failures that the child's history had hidden, and
+// cost as much again). When
 // the child dies or passes the deadline, its sanitizer report (for a hang:
 // the stack where SIGSEGV stopped it) is read: a first frame inside HDF5 is an input the binary
-// refuses with exit 2, so it is skipped; one in slimtrain's code is a finding, and the process
-// aborts with the report; a report without a stack (ASan failing inside its own report) is
-// said and skipped. The child is forked again after each death and every
-// kInputsPerChild inputs, as HDF5's error paths leave state behind from one input to the next.
+// refuses with exit 2, so it is skipped; a crash in slimtrain's code is a finding, and the
+// process aborts with the report; a stall there is read again with kPatience times the time
+// first (a large input read slowly is not a hang), and is a finding only if it stalls again; a
+// report without a stack (ASan failing inside its own report) is said and skipped. The child is
+// forked again after each death and every kInputsPerChild inputs, as HDF5's error paths leave state
+// behind from one input to the next.
 #include <fcntl.h>
 #include <poll.h>
 #include <sanitizer/common_interface_defs.h>
@@ -18,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -31,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "coverage_counters.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/layout_probe.hpp"
@@ -42,8 +48,8 @@ class ProbeServer {
   ProbeServer(std::string name, std::size_t max_len, int timeout_ms,
               void (*work)(const std::string&))
       : name_(std::move(name)), max_len_(max_len), timeout_ms_(timeout_ms), work_(work) {
-    void* p = mmap(nullptr, sizeof(std::uint64_t) + max_len_, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* p = mmap(nullptr, sizeof(std::uint64_t) + max_len_ + coverage_counters_size(),
+                   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) std::abort();
     shared_ = static_cast<std::uint8_t*>(p);
   }
@@ -53,29 +59,65 @@ class ProbeServer {
     std::fprintf(
         stderr,
         "fuzz_hdf5: %llu inputs; skipped as HDF5's own failures: %llu crashes, %llu "
-        "stalls; kept without a stack: %llu\n",
+        "stalls; kept without a stack: %llu; slow in slimtrain's code, read again with more "
+        "time: %llu\n",
         static_cast<unsigned long long>(inputs_), static_cast<unsigned long long>(crashes_),
-        static_cast<unsigned long long>(stalls_), static_cast<unsigned long long>(unjudged_));
+        static_cast<unsigned long long>(stalls_), static_cast<unsigned long long>(unjudged_),
+        static_cast<unsigned long long>(slow_));
   }
 
-  /** @brief True when the child read the input (or refused it with an Error): read it here. */
-  bool passes(const std::uint8_t* data, std::size_t size) {
+  /**
+   * @brief Reads the input in the child. This process's coverage counters are then the child's
+   * for it when the child came through (or refused it with an Error), and zero otherwise.
+   */
+  void run(const std::uint8_t* data, std::size_t size) {
+    if (judge(data, size))
+      std::memcpy(coverage_counters(), counters(), coverage_counters_size());
+    else
+      std::memset(coverage_counters(), 0, coverage_counters_size());
+  }
+
+ private:
+  std::uint8_t* counters() const { return shared_ + sizeof(std::uint64_t) + max_len_; }
+
+  bool judge(const std::uint8_t* data, std::size_t size) {
     ++inputs_;
     if (size > max_len_) return false;
+    Verdict verdict = attempt(data, size, timeout_ms_);
+    if (verdict == Verdict::slow_in_slimtrain) {
+      ++slow_;
+      verdict = attempt(data, size, kPatience * timeout_ms_);
+      if (verdict == Verdict::slow_in_slimtrain) {
+        std::fprintf(stderr, "fuzz_hdf5: the probe's child stalled in slimtrain's code:\n%s\n",
+                     report_.c_str());
+        std::abort();
+      }
+    }
+    return verdict == Verdict::read;
+  }
+
+  static constexpr int kInputsPerChild = 2000;
+  // A stall in slimtrain's code gets this many times the time again: 100 ms of CPU was passed by
+  // good inputs (a 2^16-element sample's batch normalised under ASan), and 3 s stays within
+  // libFuzzer's -timeout, which would otherwise call the parent's wait a hang.
+  static constexpr int kPatience = 30;
+
+  // read: the child came through (or refused the input with an Error); refused: HDF5 itself
+  // crashed or stalled, or the report had no stack; slow_in_slimtrain: out of time in
+  // slimtrain's code.
+  enum class Verdict { read, refused, slow_in_slimtrain };
+
+  Verdict attempt(const std::uint8_t* data, std::size_t size, int timeout_ms) {
     if (pid_ < 0) start();
     std::memcpy(shared_, &size, sizeof size);
     std::memcpy(shared_ + sizeof(std::uint64_t), data, size);
     char go = 1;
-    if (write(to_child_, &go, 1) == 1 && answered()) {
+    if (write(to_child_, &go, 1) == 1 && answered(timeout_ms)) {
       if (++served_ >= kInputsPerChild) stop();
-      return true;
+      return Verdict::read;
     }
-    judge_death(data, size);
-    return false;
+    return judge_death(data, size);
   }
-
- private:
-  static constexpr int kInputsPerChild = 2000;
 
   // The child's CPU time in milliseconds (utime + stime of /proc/PID/stat), -1 if unreadable.
   double child_cpu_ms() const {
@@ -94,11 +136,12 @@ class ProbeServer {
   // The deadline counts the child's CPU time, not the wall clock: on a loaded machine (two
   // workers, a build beside them) a good input can wait longer than a stalled one spins, and a
   // child stopped in slimtrain's code by a wall-clock deadline would read as a finding.
-  bool answered() {
+  bool answered(int timeout_ms) {
     pollfd p{from_child_, POLLIN, 0};
     const double cpu_at_start = child_cpu_ms();
-    const auto give_up =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(50 * timeout_ms_);
+    // The wall clock only as a backstop, under libFuzzer's -timeout (20 s) for the patient try.
+    const auto give_up = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(std::min(50 * timeout_ms, 15000));
     for (;;) {
       const int ready = poll(&p, 1, 10);
       if (ready < 0 && errno == EINTR) continue;
@@ -106,8 +149,7 @@ class ProbeServer {
         char done = 0;
         return ready > 0 && read(from_child_, &done, 1) == 1;
       }
-      if (child_cpu_ms() - cpu_at_start >= timeout_ms_ ||
-          std::chrono::steady_clock::now() > give_up)
+      if (child_cpu_ms() - cpu_at_start >= timeout_ms || std::chrono::steady_clock::now() > give_up)
         return false;
     }
   }
@@ -153,10 +195,11 @@ class ProbeServer {
       std::memcpy(&size, shared_, sizeof size);
       slimtrain::data::set_hdf5_file_image(
           name_, std::vector<std::uint8_t>(shared_ + sizeof size, shared_ + sizeof size + size));
-      try {
-        work_(name_);
-      } catch (const std::exception&) {  // escapes again in the parent, as a finding there
-      }
+      // Any exception but slimtrain's Error (which `work` catches) ends the child through
+      // std::terminate and SIGABRT: a finding, judged by its stack.
+      std::memset(coverage_counters(), 0, coverage_counters_size());
+      work_(name_);
+      std::memcpy(counters(), coverage_counters(), coverage_counters_size());
       if (write(out, &go, 1) != 1) break;
     }
     _exit(0);
@@ -183,7 +226,7 @@ class ProbeServer {
         .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
 
-  void judge_death(const std::uint8_t* data, std::size_t size) {
+  Verdict judge_death(const std::uint8_t* data, std::size_t size) {
     int status = 0;
     const bool stalled = waitpid(pid_, &status, WNOHANG) == 0;
     if (stalled) {
@@ -215,7 +258,7 @@ class ProbeServer {
       if (!std::regex_match(line, m, frame)) continue;
       if (m[1] == "libhdf5") {  // HDF5's: the binary's probe turns it into exit 2
         ++(stalled ? stalls_ : crashes_);
-        return;
+        return Verdict::refused;
       }
       break;
     }
@@ -232,7 +275,11 @@ class ProbeServer {
                    first.c_str());
       keep(data, size);
       ++unjudged_;
-      return;
+      return Verdict::refused;
+    }
+    if (stalled) {  // the caller decides: slow, or a hang
+      report_ = report.str();
+      return Verdict::slow_in_slimtrain;
     }
     std::fprintf(stderr, "fuzz_hdf5: the probe's child failed outside HDF5:\n%s\n",
                  report.str().c_str());
@@ -248,7 +295,8 @@ class ProbeServer {
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   int served_ = 0;
-  std::uint64_t inputs_ = 0, crashes_ = 0, stalls_ = 0, unjudged_ = 0;
+  std::string report_;  // the last stall's, for the abort
+  std::uint64_t inputs_ = 0, crashes_ = 0, stalls_ = 0, unjudged_ = 0, slow_ = 0;
 };
 
 }  // namespace fuzz

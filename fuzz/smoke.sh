@@ -49,8 +49,8 @@ for target in "${targets[@]}"; do
   # HDF5 files and packed checkpoints are kilobytes; the text formats stay small.
   case "$target" in hdf5 | checkpoint) max_len=65536 ;; *) max_len=4096 ;; esac
   # HDF5 1.10 itself crashes and loops on damaged metadata within seconds of fuzzing (fuzz/
-  # README.md). fuzz_hdf5's probe child takes those in the layout; the in-process reads after it
-  # touch more of the file, so fork mode keeps going past any left, and each is sorted out below.
+  # README.md). fuzz_hdf5's child takes those; fork mode keeps going past anything left (an oom-
+  # input of libFuzzer's malloc limit in the child, say), and each is sorted out below.
   mode=()
   # LeakSanitizer is off there too: HDF5's own error paths leak (its allocations, not slimtrain's).
   [ "$target" != hdf5 ] || mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
