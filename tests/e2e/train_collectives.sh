@@ -5,7 +5,10 @@
 # and with --checkpoint-minutes on: the difference is 8 steps' worth, 2 collectives per step (the
 # one gradient bucket and the one control reduction) and one all-gather per log window (every
 # rank's step times, for stragglers), nothing else. With --log-every 4 the same 8 steps add two
-# all-gathers: the gather is per log window, not per step.
+# all-gathers: the gather is per log window, not per step. The start-up measurements are pinned
+# (--floor-bandwidth, --chunk-mb): the bandwidth probe stops at the first all-reduce size that
+# takes 50 ms, so on a loaded machine it issues fewer, and the difference of two runs no longer
+# counts steps alone (CI saw 11 all-reduces for 8 steps).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 : "${MPI_COUNT_LIB:?run through ctest, which sets MPI_COUNT_LIB}"
@@ -19,7 +22,7 @@ counted() {  # counted STEPS [LOG_EVERY]: trains STEPS steps at np 2 with the in
   expect_rc 0 timeout 120 "$MPIEXEC" -np 2 -x LD_PRELOAD="$MPI_COUNT_LIB" \
     -x SLIMTRAIN_MPI_COUNT_DIR="$work/count-$name" "$S" train --data "$work/data.h5" \
     --out "$work/run-$name" --model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 \
-    --log-every "${2:-1}" --checkpoint-minutes 1000 --eval-every 0 --max-steps "$1" --resume none
+    --log-every "${2:-1}" --floor-bandwidth 1000 --chunk-mb 4 --checkpoint-minutes 1000 --eval-every 0 --max-steps "$1" --resume none
 }
 count() {  # count STEPS RANK KIND
   awk -v k="$3" '$1 == k {print $2}' "$work/count-$1/rank-$2.txt"
