@@ -5,16 +5,15 @@
 // faults of an ASan process: 142 executions/s), so this keeps one child alive and hands it each
 // input through a shared mapping; the child runs the target's reads (`work`) and copies its
 // coverage counters back through the same mapping, so the parent, which libFuzzer watches, never
-// calls HDF5 (a second read there met HDF5 failures that the child's history had hidden, and
-// cost as much again). When
-// the child dies or passes the deadline, its sanitizer report (for a hang:
+// calls HDF5 (a second read there met HDF5 failures that the child's history had hidden, and cost
+// as much again). When the child dies or passes the deadline, its sanitizer report (for a hang:
 // the stack where SIGSEGV stopped it) is read: a first frame inside HDF5 is an input the binary
-// refuses with exit 2, so it is skipped; a crash in slimtrain's code is a finding, and the
-// process aborts with the report; a stall there is read again with kPatience times the time
-// first (a large input read slowly is not a hang), and is a finding only if it stalls again; a
-// report without a stack (ASan failing inside its own report) is said and skipped. The child is
-// forked again after each death and every kInputsPerChild inputs, as HDF5's error paths leave state
-// behind from one input to the next.
+// refuses with exit 2, so it is skipped; a crash in slimtrain's code is a finding, and the process
+// aborts with the report; a stall there is read again with kPatience times the time first (a large
+// input read slowly is not a hang), and is a finding only if it stalls again; a report without a
+// stack (ASan failing inside its own report) is said and skipped. The child is forked again after
+// each death and every kInputsPerChild inputs, as HDF5's error paths leave state behind from one
+// input to the next.
 #include <fcntl.h>
 #include <poll.h>
 #include <sanitizer/common_interface_defs.h>
