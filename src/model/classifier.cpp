@@ -64,7 +64,7 @@ std::string ModelSpec::describe() const {
   std::ostringstream out;
   out << model_option() << " input " << shape_text(input_shape) << " classes " << num_classes;
   if (name == "mlp") out << " widths " << shape_text(mlp_widths);
-  if (name == "cnn-bn") out << " width " << cnn_width;
+  if (name == "cnn-bn") out << " width " << cnn_width << " layers " << cnn_layers;
   if (name == "vit-tiny") {
     out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
         << vit_heads;
@@ -83,6 +83,7 @@ nlohmann::json ModelSpec::to_json() const {
           {"vit_depth", vit_depth},
           {"vit_heads", vit_heads},
           {"cnn_width", cnn_width},
+          {"cnn_layers", cnn_layers},
           {"label_smoothing", label_smoothing},
           {"script_path", script_path},
           {"script_signature", script_signature},
@@ -104,6 +105,7 @@ ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
     spec.vit_depth = j.value("vit_depth", spec.vit_depth);
     spec.vit_heads = j.value("vit_heads", spec.vit_heads);
     spec.cnn_width = j.value("cnn_width", spec.cnn_width);
+    spec.cnn_layers = j.value("cnn_layers", spec.cnn_layers);  // absent before it existed: 5
     spec.label_smoothing = j.value("label_smoothing", spec.label_smoothing);
     spec.script_path = j.value("script_path", spec.script_path);
     spec.script_signature = j.value("script_signature", spec.script_signature);
@@ -123,7 +125,11 @@ std::string ModelSpec::fingerprint() const {
                          {"input_shape", input_shape},
                          {"num_classes", num_classes}};
   if (name == "mlp") arch["mlp_widths"] = mlp_widths;
-  if (name == "cnn-bn") arch["cnn_width"] = cnn_width;
+  if (name == "cnn-bn") {
+    arch["cnn_width"] = cnn_width;
+    // Only when not 5, so checkpoints written before the option existed keep their fingerprint.
+    if (cnn_layers != 5) arch["cnn_layers"] = cnn_layers;
+  }
   if (name == "vit-tiny") {
     arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
   }

@@ -1,20 +1,25 @@
 #include "slimtrain/model/cnn_bn.hpp"
 
+#include "slimtrain/core/error.hpp"
+
 namespace slimtrain::model {
 
 CnnBnImpl::CnnBnImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
   const std::int64_t c = pooled_image_shape(spec)[0];  // global pooling: any H, W >= 4
   namespace nn = torch::nn;
   const std::int64_t w = spec.cnn_width;
-  const std::int64_t widths[] = {w, w, 2 * w, 2 * w, 4 * w};
+  if (spec.cnn_layers < 5 || spec.cnn_layers > 8) {
+    SLIMTRAIN_THROW(ConfigError, "--cnn-layers: ", spec.cnn_layers, " must be 5 to 8");
+  }
   std::int64_t in = c;
-  for (std::size_t k = 0; k < 5; ++k) {
+  for (std::int64_t k = 0; k < spec.cnn_layers; ++k) {
     const std::string n = std::to_string(k + 1);
+    const std::int64_t width = k < 2 ? w : k < 4 ? 2 * w : 4 * w;
     // No conv bias: the BatchNorm right after it has its own shift.
     convs_.push_back(register_module(
-        "conv" + n, nn::Conv2d(nn::Conv2dOptions(in, widths[k], 3).padding(1).bias(false))));
-    norms_.push_back(register_module("bn" + n, nn::BatchNorm2d(widths[k])));
-    in = widths[k];
+        "conv" + n, nn::Conv2d(nn::Conv2dOptions(in, width, 3).padding(1).bias(false))));
+    norms_.push_back(register_module("bn" + n, nn::BatchNorm2d(width)));
+    in = width;
   }
   head_ = register_module("head", nn::Linear(in, spec.num_classes));
 }
@@ -26,7 +31,8 @@ torch::Tensor CnnBnImpl::block(std::size_t k, const torch::Tensor& x) {
 torch::Tensor CnnBnImpl::embed(const torch::Tensor& x) {
   auto h = torch::max_pool2d(block(1, block(0, as_images(x))), 2);
   h = torch::max_pool2d(block(3, block(2, h)), 2);
-  return block(4, h).mean({2, 3});  // global average pooling: [B, 4W]
+  for (std::size_t k = 4; k < convs_.size(); ++k) h = block(k, h);
+  return h.mean({2, 3});  // global average pooling: [B, 4W]
 }
 
 Output CnnBnImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {

@@ -38,6 +38,7 @@ model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info)
   spec.vit_depth = c.vit_depth;
   spec.vit_heads = c.vit_heads;
   spec.cnn_width = c.cnn_width;
+  spec.cnn_layers = c.cnn_layers;
   spec.label_smoothing = c.label_smoothing;
   return spec;
 }

@@ -28,6 +28,7 @@ bad "option '--data' is required" --model mlp
 bad "$work/nope.h5: no such file" --data "$work/nope.h5"
 bad "--eval-split: .* has no split 'val'" --data "$D" --eval-split val
 bad "--grad-compression: 'fp8' is not one of none, bf16" --data "$D" --grad-compression fp8
+bad "--cnn-layers: 9 is outside" --data "$D" --model cnn-bn --cnn-layers 9
 printf 'batch-size = 0\n' >"$work/bad.ini"
 bad "--batch-size: 0 is outside" --config "$work/bad.ini" --data "$D"
 printf 'bogus-key = 3\n' >"$work/bad2.ini"
@@ -113,10 +114,11 @@ check "  the newer checkpoint verifies (resolving by itself, rank 1 would have t
 check "  and is step 22" json_is "$out" 'e["step"] == 22 and e["verified"]'
 
 # cnn-bn: BatchNorm statistics are buffers (rank 0's, broadcast before the final checkpoint and
-# evaluation), and evaluation runs in eval mode: eval of its checkpoint equals the trainer's.
+# evaluation), and evaluation runs in eval mode: eval of its checkpoint equals the trainer's (and
+# rebuilds the sixth layer from the checkpoint's model spec).
 B=$runs/bn
-check "cnn-bn at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$B" --model cnn-bn --cnn-width 4 --batch-size 16 --threads 1 --max-steps 30 --augment-flip
-check "  described with its width" contains "cnn-bn input \\[1,8,8\\] classes 4 width 4"
+check "cnn-bn at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$B" --model cnn-bn --cnn-width 4 --cnn-layers 6 --batch-size 16 --threads 1 --max-steps 30 --augment-flip
+check "  described with its width and layers" contains "cnn-bn input \\[1,8,8\\] classes 4 width 4 layers 6"
 final=$(events "$B" done | "$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["test"]))')
 check "  learns something" json_is "$final" '0.3 < e["accuracy"] <= 1.0'
 check "  eval --json at np 2 of its checkpoint equals the trainer's final evaluation" expect_rc 0 timeout 60 "$MPIEXEC" -np 2 "$S" eval --data "$D" --checkpoint "$B" --json --threads 1

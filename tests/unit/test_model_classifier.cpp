@@ -122,6 +122,14 @@ TEST(Model, ParameterCountsByHand) {
   EXPECT_EQ(model::parameter_count(*model::make_model(spec_of("cnn-bn", {3, 32, 32}, 10))),
             bn + 16 * 2 * 9);  // only the first conv sees the channels; pooling is global
   EXPECT_EQ(model::make_model(spec_of("cnn-bn", {1, 28, 28}, 10))->buffers().size(), 15u);
+  // --cnn-layers 6: one more bias-free 4W -> 4W conv and its BatchNorm before the pooling.
+  auto deeper = spec_of("cnn-bn", {1, 28, 28}, 10);
+  deeper.cnn_layers = 6;
+  const auto deeper_model = model::make_model(deeper);
+  EXPECT_EQ(model::parameter_count(*deeper_model), bn + (64 * 64 * 9 + 128));
+  EXPECT_EQ(deeper_model->buffers().size(), 18u);
+  EXPECT_EQ(deeper_model->forward(torch::randn({2, 1, 28, 28})).logits.sizes(),
+            (std::vector<std::int64_t>{2, 10}));
 
   auto mlp = spec_of("mlp", {1, 28, 28}, 10);
   mlp.mlp_widths = {256, 128};
@@ -173,10 +181,15 @@ TEST(Model, FingerprintIsStableAndSeparatesArchitectures) {
   auto vit = spec_of("vit-tiny", {1, 28, 28}, 10);
   auto vit_deeper = vit;
   vit_deeper.vit_depth = 3;
-  const std::vector<std::string> prints{base.fingerprint(),          other_shape.fingerprint(),
-                                        other_classes.fingerprint(), other_model.fingerprint(),
-                                        other_widths.fingerprint(),  vit.fingerprint(),
-                                        vit_deeper.fingerprint()};
+  auto bn = spec_of("cnn-bn", {1, 28, 28}, 10);
+  // Pinned before --cnn-layers existed: its default keeps those checkpoints resumable.
+  EXPECT_EQ(bn.fingerprint(), "76a7ec58b3f6bfdf");
+  auto bn_deeper = bn;
+  bn_deeper.cnn_layers = 6;
+  const std::vector<std::string> prints{
+      base.fingerprint(),  other_shape.fingerprint(), other_classes.fingerprint(),
+      other_model.fingerprint(), other_widths.fingerprint(), vit.fingerprint(),
+      vit_deeper.fingerprint(),  bn.fingerprint(),          bn_deeper.fingerprint()};
   for (std::size_t i = 0; i < prints.size(); ++i) {
     for (std::size_t j = i + 1; j < prints.size(); ++j) EXPECT_NE(prints[i], prints[j]) << i << j;
   }
@@ -219,6 +232,10 @@ TEST(Model, BadSpecsNameTheOption) {
   EXPECT_NE(config_error_of([&] { model::make_model(smooth); }).find("--label-smoothing"),
             std::string::npos);
   EXPECT_THROW(model::make_model(spec_of("cnn-small", {1, 3, 3}, 10)), ConfigError);
+  auto shallow = spec_of("cnn-bn", {1, 28, 28}, 10);
+  shallow.cnn_layers = 4;
+  EXPECT_NE(config_error_of([&] { model::make_model(shallow); }).find("--cnn-layers: 4"),
+            std::string::npos);
   EXPECT_THROW(model::make_model(spec_of("mlp", {4}, 1)), ConfigError);
   EXPECT_THROW(model::make_model(spec_of("mlp", {0, 4}, 3)), ConfigError);
   // mlp flattens any shape but refuses a sample of the wrong size.

@@ -29,6 +29,7 @@ struct ModelSpec {
   std::vector<std::int64_t> mlp_widths{256, 128};
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
   std::int64_t cnn_width = 16;  ///< cnn-bn: channels W, W, 2W, 2W, 4W
+  std::int64_t cnn_layers = 5;  ///< cnn-bn: conv layers; those past 5 are 4W -> 4W at 1/4 size
   double label_smoothing = 0.0;
   // torchscript only:
   std::string script_path;       ///< the module file (--model torchscript:PATH)

@@ -23,6 +23,7 @@ struct TrainConfig {
   std::vector<std::int64_t> mlp_widths{256, 128};
   std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
   std::int64_t cnn_width = 16;  ///< cnn-bn base width
+  std::int64_t cnn_layers = 5;  ///< cnn-bn conv layers (5 to 8)
 
   std::int64_t epochs = 1;
   std::int64_t max_steps = 0;    ///< 0: epochs decide
