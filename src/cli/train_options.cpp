@@ -176,7 +176,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<std::int64_t>("--vit-depth", c.vit_depth, 1, 1024);
   require_range<std::int64_t>("--vit-heads", c.vit_heads, 1, 1024);
   require_range<std::int64_t>("--cnn-width", c.cnn_width, 1, 4096);
-  require_range<std::int64_t>("--cnn-layers", c.cnn_layers, 5, 8);
+  require_range<std::int64_t>("--cnn-layers", c.cnn_layers, model::kCnnLayersMin,
+                              model::kCnnLayersMax);
   c.settings = cl.settings();
   c.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
   c.chunk_bytes = static_cast<std::size_t>(chunk_mb * (1 << 20));

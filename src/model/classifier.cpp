@@ -128,7 +128,7 @@ std::string ModelSpec::fingerprint() const {
   if (name == "cnn-bn") {
     arch["cnn_width"] = cnn_width;
     // Only when not 5, so checkpoints written before the option existed keep their fingerprint.
-    if (cnn_layers != 5) arch["cnn_layers"] = cnn_layers;
+    if (cnn_layers != kCnnLayersMin) arch["cnn_layers"] = cnn_layers;
   }
   if (name == "vit-tiny") {
     arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};

@@ -1,6 +1,7 @@
 #include "slimtrain/model/cnn_bn.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::model {
 
@@ -8,8 +9,9 @@ CnnBnImpl::CnnBnImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
   const std::int64_t c = pooled_image_shape(spec)[0];  // global pooling: any H, W >= 4
   namespace nn = torch::nn;
   const std::int64_t w = spec.cnn_width;
-  if (spec.cnn_layers < 5 || spec.cnn_layers > 8) {
-    SLIMTRAIN_THROW(ConfigError, "--cnn-layers: ", spec.cnn_layers, " must be 5 to 8");
+  if (spec.cnn_layers < kCnnLayersMin || spec.cnn_layers > kCnnLayersMax) {  // a checkpoint's spec
+    SLIMTRAIN_THROW(ConfigError, "--cnn-layers: ", spec.cnn_layers, " must be ", kCnnLayersMin,
+                    " to ", kCnnLayersMax);
   }
   std::int64_t in = c;
   for (std::int64_t k = 0; k < spec.cnn_layers; ++k) {

@@ -187,9 +187,9 @@ TEST(Model, FingerprintIsStableAndSeparatesArchitectures) {
   auto bn_deeper = bn;
   bn_deeper.cnn_layers = 6;
   const std::vector<std::string> prints{
-      base.fingerprint(),  other_shape.fingerprint(), other_classes.fingerprint(),
+      base.fingerprint(),        other_shape.fingerprint(),  other_classes.fingerprint(),
       other_model.fingerprint(), other_widths.fingerprint(), vit.fingerprint(),
-      vit_deeper.fingerprint(),  bn.fingerprint(),          bn_deeper.fingerprint()};
+      vit_deeper.fingerprint(),  bn.fingerprint(),           bn_deeper.fingerprint()};
   for (std::size_t i = 0; i < prints.size(); ++i) {
     for (std::size_t j = i + 1; j < prints.size(); ++j) EXPECT_NE(prints[i], prints[j]) << i << j;
   }

@@ -3,6 +3,7 @@
  * @brief The --model value, checked without LibTorch: the option table (and its fuzzer) and
  * ModelSpec share one rule.
  */
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@ namespace slimtrain::model {
 
 /** @brief "torchscript:", the prefix of a user's own module: --model torchscript:PATH.pt */
 inline constexpr const char* kScriptPrefix = "torchscript:";
+
+/** @brief --cnn-layers' range: cnn-bn's own five, and up to three more at its smallest size. */
+inline constexpr std::int64_t kCnnLayersMin = 5, kCnnLayersMax = 8;
 
 /** @brief A --model value taken apart: a built-in name, or "torchscript" and the module's path. */
 struct ModelChoice {
