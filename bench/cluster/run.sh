@@ -9,10 +9,13 @@
 #              node 1, GLOO_SOCKET_IFNAME=eth0), same model, batch, threads, SGD settings and heap
 #              settings; slimtrain with --overlap on and off and with --grad-compression bf16, the
 #              peer also with DDP's fp16_compress_hook (its bf16 hook needs NCCL in torch 1.13);
-#              cnn-small on 1 rank for the scaling efficiency (2 nodes against 1); the mlp with
-#              --chunk-mb 4, the fixed piece size before --chunk-mb 0 (the default) timed 4 MiB
-#              against 1 MiB pieces at start-up (over the token bucket, 1 MiB pieces keep the link
-#              at its rate where 4 MiB ones fall to two thirds of it: see the all-reduce table)
+#              cnn-small on 1 rank for the scaling efficiency (2 nodes against 1), and on 2 ranks
+#              of node1 (shared memory: what the same two cores scale to without any link); the
+#              mlp with --chunk-mb 4, the fixed piece size before --chunk-mb 0 (the default) timed
+#              4 MiB against 1 MiB pieces at start-up (over the token bucket, 1 MiB pieces keep the
+#              link at its rate where 4 MiB ones fall to two thirds of it: see the all-reduce table)
+#   bound:     the fastest the mlp could train over the link at all: each rank must receive as
+#              many bytes as the gradients hold, every step, at the link's rate
 #   accuracy:  the final test accuracy of the cnn-small runs with and without bf16 compression
 #              (same seed, same steps)
 # Configurations alternate within each repetition (reversed every other one); RESULT lines use
@@ -22,7 +25,8 @@
 #   MLP_BATCH (4), MLP_STEPS (40), RATE (1gbit, tc units), AR_MAX_MIB (64).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$root/build}
+# Absolute: the launch agent runs the ranks inside the node namespaces from another directory.
+build=$(cd "${1:-$root/build}" && pwd)
 reps=${REPS:-2}
 steps=${STEPS:-200}
 warmup=${WARMUP:-20}
@@ -53,10 +57,15 @@ for link in unshaped "$rate"; do
 done
 # The training runs keep the shaped link.
 
-# slim NAME NP STEPS [train options...]: slimtrain across the nodes (np 1: node1 alone).
+# slim NAME NP STEPS [train options...]: slimtrain across the nodes (np 1: node1 alone; NP
+# "2@node1": two ranks on node1, over shared memory, the same two cores without the link).
 slim() {
-  local name=$1 np=$2 total=$(($3 + warmup)); shift 3
-  if ! cluster_mpirun -np "$np" -x OMP_NUM_THREADS "$bin" train --data "$data" \
+  local name=$1 np=$2 total=$(($3 + warmup)) hosts=(); shift 3
+  if [ "$np" = 2@node1 ]; then
+    np=2
+    hosts=(--host "$(cluster_addr 1):2")
+  fi
+  if ! cluster_mpirun -np "$np" "${hosts[@]}" -x OMP_NUM_THREADS "$bin" train --data "$data" \
     --out "$work/$name" --resume none --threads 1 --schedule constant --optimizer sgd --lr 0.05 \
     --momentum 0.9 --eval-every 0 --checkpoint-every 0 --max-steps "$total" --log-every "$warmup" \
     "$@" >"$work/$name.log" 2>&1; then
@@ -91,8 +100,8 @@ peer() {
 }
 
 mlp=(--model mlp --mlp-widths "$mlp_widths" --batch-size "$mlp_batch")
-configs=(cnn2 cnn2-bf16 cnn2-on peer-cnn2 peer-cnn2-fp16 cnn1 mlp2 mlp2-bf16 mlp2-on mlp2-c4 peer-mlp2
-  peer-mlp2-fp16)
+configs=(cnn2 cnn2-bf16 cnn2-on peer-cnn2 peer-cnn2-fp16 cnn1 cnn2-node1 mlp2 mlp2-bf16 mlp2-on
+  mlp2-c4 peer-mlp2 peer-mlp2-fp16)
 run_config() {  # run_config CONFIG REP
   local c=$1 r=$2
   case $c in
@@ -100,6 +109,7 @@ run_config() {  # run_config CONFIG REP
     cnn2-bf16) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 --grad-compression bf16 ;;
     cnn2-on) slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 --overlap on ;;
     cnn1) slim "$c.$r" 1 "$steps" --model cnn-small --batch-size 64 ;;
+    cnn2-node1) slim "$c.$r" 2@node1 "$steps" --model cnn-small --batch-size 64 ;;
     mlp2) slim "$c.$r" 2 "$mlp_steps" "${mlp[@]}" ;;
     mlp2-bf16) slim "$c.$r" 2 "$mlp_steps" "${mlp[@]}" --grad-compression bf16 ;;
     mlp2-on) slim "$c.$r" 2 "$mlp_steps" "${mlp[@]}" --overlap on ;;

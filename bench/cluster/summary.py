@@ -19,6 +19,7 @@ LABELS = {
     "peer-cnn2": "DDP peer cnn-small",
     "peer-cnn2-fp16": "DDP peer cnn-small, fp16_compress_hook",
     "cnn1": "slimtrain cnn-small, 1 rank on node1",
+    "cnn2-node1": "slimtrain cnn-small, 2 ranks on node1 (no link)",
     "mlp2": f"slimtrain mlp {widths} b{mlp_batch} (overlap auto)",
     "mlp2-bf16": f"slimtrain mlp {widths} b{mlp_batch} --grad-compression bf16",
     "mlp2-on": f"slimtrain mlp {widths} b{mlp_batch} --overlap on",
@@ -39,6 +40,17 @@ def slim(run):
     start = [e for e in ev if e["event"] == "start"][-1]
     return (float(done["samples_per_s"]), (final[-1]["accuracy"] if final else math.nan),
             start.get("chunk_bytes", 0) >> 10)
+
+
+def start(run):
+    return [e for e in events(run) if e["event"] == "start"][-1]
+
+
+def rate_bytes(text):
+    """tc's decimal units, as tests/cluster/cluster.sh reads them: 1gbit = 125e6 bytes/s."""
+    m = re.fullmatch(r"(\d+)([kmg]?)(bit|bps)", text.lower())
+    n = int(m.group(1)) * {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}[m.group(2)]
+    return n if m.group(3) == "bps" else n / 8
 
 
 def peer(run):
@@ -117,3 +129,18 @@ print(f"RESULT cluster overlap model=mlp-{widths.replace(',', 'x')} on_sps={med[
       f"off_sps={med['mlp2']:.1f} ratio={ratio(med['mlp2-on'], med['mlp2']):.3f}")
 print(f"RESULT cluster scaling model=cnn-small link={rate} sps1={med['cnn1']:.1f} sps2={med['cnn2']:.1f} "
       f"efficiency={ratio(med['cnn2'], 2 * med['cnn1']):.3f} target=0.9")
+print(f"RESULT cluster scaling_without_link model=cnn-small sps1={med['cnn1']:.1f} "
+      f"sps2_node1={med['cnn2-node1']:.1f} efficiency={ratio(med['cnn2-node1'], 2 * med['cnn1']):.3f}")
+
+# The mlp's floor over the link: in an all-reduce of 2 ranks each must receive as many bytes as
+# the gradients hold (its sums depend on every one of the other rank's values), through a token
+# bucket at RATE that lends at most its burst at once (cluster_shape: 10 ms of the rate, at least
+# 128 KiB). Headers are left out, so the true floor is higher still.
+link = rate_bytes(rate)
+burst = max(link / 100, 131072)
+wire = 4 * start("mlp2.1")["trainable_parameters"]
+floor_s = max(wire - burst, 0) / link
+max_sps = 2 * int(mlp_batch) / floor_s if floor_s > 0 else math.inf
+print(f"RESULT cluster link_bound model=mlp-{widths.replace(',', 'x')} link={rate} "
+      f"fp32_MB_per_step={wire / 1e6:.2f} floor_step_ms={floor_s * 1e3:.1f} max_sps={max_sps:.1f} "
+      f"peer_sps={med['peer-mlp2']:.1f} max_ratio={ratio(max_sps, med['peer-mlp2']):.3f} target=1.3")
