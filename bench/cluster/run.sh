@@ -135,4 +135,6 @@ for r in $(seq 1 "$reps"); do
 done
 echo "all runs took $(($(date +%s) - started)) s"
 
-"$PY" "$root/bench/cluster/summary.py" "$work" "$reps" "$rate" "$mlp_widths" "$mlp_batch" "${configs[@]}"
+link_bytes=$(_cluster_rate_bytes "$rate")
+"$PY" "$root/bench/cluster/summary.py" "$work" "$reps" "$rate" "$link_bytes" \
+  "$(cluster_burst_bytes "$link_bytes")" "$mlp_widths" "$mlp_batch" "${configs[@]}"

@@ -1,6 +1,6 @@
 """bench/cluster's tables and RESULT lines, from the files run.sh leaves in its work directory.
 
-usage: summary.py WORK REPS RATE MLP_WIDTHS MLP_BATCH CONFIG...
+usage: summary.py WORK REPS RATE LINK_BYTES_PER_S BURST_BYTES MLP_WIDTHS MLP_BATCH CONFIG...
 """
 import json
 import math
@@ -8,8 +8,10 @@ import re
 import statistics
 import sys
 
-work, reps, rate, widths, mlp_batch = sys.argv[1:6]
-configs = sys.argv[6:]
+work, reps, rate, link_rate, link_burst, widths, mlp_batch = sys.argv[1:8]
+configs = sys.argv[8:]
+# The shaped link in bytes/s and its burst in bytes, as cluster_shape set them.
+link_rate, link_burst = float(link_rate), float(link_burst)
 reps = int(reps)
 
 LABELS = {
@@ -37,20 +39,12 @@ def slim(run):
     ev = events(run)
     done = [e for e in ev if e["event"] == "done"][-1]
     final = [e for e in ev if e["event"] == "eval"]
-    start = [e for e in ev if e["event"] == "start"][-1]
     return (float(done["samples_per_s"]), (final[-1]["accuracy"] if final else math.nan),
-            start.get("chunk_bytes", 0) >> 10)
+            start(run).get("chunk_bytes", 0) >> 10)
 
 
 def start(run):
     return [e for e in events(run) if e["event"] == "start"][-1]
-
-
-def rate_bytes(text):
-    """tc's decimal units, as tests/cluster/cluster.sh reads them: 1gbit = 125e6 bytes/s."""
-    m = re.fullmatch(r"(\d+)([kmg]?)(bit|bps)", text.lower())
-    n = int(m.group(1)) * {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}[m.group(2)]
-    return n if m.group(3) == "bps" else n / 8
 
 
 def peer(run):
@@ -134,12 +128,10 @@ print(f"RESULT cluster scaling_without_link model=cnn-small sps1={med['cnn1']:.1
 
 # The mlp's floor over the link: in an all-reduce of 2 ranks each must receive as many bytes as
 # the gradients hold (its sums depend on every one of the other rank's values), through a token
-# bucket at RATE that lends at most its burst at once (cluster_shape: 10 ms of the rate, at least
-# 128 KiB). Headers are left out, so the true floor is higher still.
-link = rate_bytes(rate)
-burst = max(link / 100, 131072)
+# bucket at RATE that lends at most its burst at once. Headers are left out, so the true floor is
+# higher still.
 wire = 4 * start("mlp2.1")["trainable_parameters"]
-floor_s = max(wire - burst, 0) / link
+floor_s = max(wire - link_burst, 0) / link_rate
 max_sps = 2 * int(mlp_batch) / floor_s if floor_s > 0 else math.inf
 print(f"RESULT cluster link_bound model=mlp-{widths.replace(',', 'x')} link={rate} "
       f"fp32_MB_per_step={wire / 1e6:.2f} floor_step_ms={floor_s * 1e3:.1f} max_sps={max_sps:.1f} "

@@ -186,13 +186,16 @@ cluster_shape() {
   local node=${1:-} rate=${2:-} bytes burst
   _cluster_node_ok "$node" || return 2
   bytes=$(_cluster_rate_bytes "$rate") || { echo "cluster_shape: bad rate '$rate' (e.g. 100mbit, 1gbit)" >&2; return 2; }
-  # 10 ms at full rate, and at least two 64 KiB GSO packets, which tbf cannot split cheaply.
-  burst=$((bytes / 100 > 131072 ? bytes / 100 : 131072))
+  burst=$(cluster_burst_bytes "$bytes")
   tc -n "$(cluster_ns "$node")" qdisc replace dev "$(_cluster_nic "$node")" root tbf rate "$rate" \
     burst "$burst" latency 100ms &&
     tc -n "slc-$CLUSTER_RUN_ID-sw" qdisc replace dev "$CLUSTER_RUN_ID-$node" root tbf rate "$rate" \
       burst "$burst" latency 100ms
 }
+
+# cluster_burst_bytes BYTES_PER_S: the token bucket's burst at that rate: 10 ms at full rate, and
+# at least two 64 KiB GSO packets, which tbf cannot split cheaply.
+cluster_burst_bytes() { echo $(($1 / 100 > 131072 ? $1 / 100 : 131072)); }
 
 cluster_unshape() {
   _cluster_node_ok "${1:-}" || return 2
