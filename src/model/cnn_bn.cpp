@@ -1,6 +1,7 @@
 #include "slimtrain/model/cnn_bn.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::model {
@@ -31,8 +32,8 @@ torch::Tensor CnnBnImpl::block(std::size_t k, const torch::Tensor& x) {
 }
 
 torch::Tensor CnnBnImpl::embed(const torch::Tensor& x) {
-  auto h = torch::max_pool2d(block(1, block(0, as_images(x))), 2);
-  h = torch::max_pool2d(block(3, block(2, h)), 2);
+  auto h = max_pool_2x2(block(1, block(0, as_images(x))));
+  h = max_pool_2x2(block(3, block(2, h)));
   for (std::size_t k = 4; k < convs_.size(); ++k) h = block(k, h);
   return h.mean({2, 3});  // global average pooling: [B, 4W]
 }

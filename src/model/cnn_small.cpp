@@ -1,5 +1,7 @@
 #include "slimtrain/model/cnn_small.hpp"
 
+#include "slimtrain/model/max_pool.hpp"
+
 namespace slimtrain::model {
 
 CnnSmallImpl::CnnSmallImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
@@ -13,8 +15,8 @@ CnnSmallImpl::CnnSmallImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
 }
 
 torch::Tensor CnnSmallImpl::embed(const torch::Tensor& x) {
-  auto h = torch::max_pool2d(torch::relu(conv1_->forward(as_images(x))), 2);
-  h = torch::max_pool2d(torch::relu(conv2_->forward(h)), 2);
+  auto h = max_pool_2x2(torch::relu(conv1_->forward(as_images(x))));
+  h = max_pool_2x2(torch::relu(conv2_->forward(h)));
   return torch::relu(fc1_->forward(h.flatten(1)));
 }
 

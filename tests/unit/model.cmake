@@ -2,3 +2,8 @@ slimtrain_add_gtest(NAME unit_model TIER unit TIMEOUT 90
   SOURCES test_model_classifier.cpp
   LIBS slimtrain_model)
 slimtrain_use_torch(unit_model)
+
+slimtrain_add_gtest(NAME unit_max_pool TIER unit TIMEOUT 60
+  SOURCES test_model_max_pool.cpp
+  LIBS slimtrain_model)
+slimtrain_use_torch(unit_max_pool)
