@@ -87,9 +87,10 @@ fi
 if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
   "$bin" train --data "$data" --out "$work/blas-probe" --resume none --threads 1 --max-steps 1 \
     --eval-every 0 --final-split none >"$work/blas-probe.log" 2>&1 || true
+  # None set (an OpenBLAS that knows this CPU) must not end the run under set -e and pipefail.
   coretype=$(grep -o 'OPENBLAS_CORETYPE=[A-Za-z0-9]* set by slimtrain' "$work/blas-probe.log" |
-    cut -d' ' -f1 | cut -d= -f2)
-  [ -n "$coretype" ] && export OPENBLAS_CORETYPE=$coretype
+    cut -d' ' -f1 | cut -d= -f2 || true)
+  if [ -n "$coretype" ]; then export OPENBLAS_CORETYPE=$coretype; fi
 fi
 grep -o 'BLAS: .*' "$work/blas-probe.log" 2>/dev/null | head -n 1 || true
 
