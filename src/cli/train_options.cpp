@@ -84,6 +84,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("precision", bound(c.precision), "fp32, or bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere). On this project's test CPU bf16 measured slower than fp32 for the built-in models (README, Performance)")
     ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
     ("memory-format", bound(c.memory_format), "auto, contiguous or channels-last: the layout of 4-D weights and input batches; auto takes channels-last on CPU for the models measured faster in it (cnn-bn: 1.12x; cnn-small was slower)")
+    ("max-pool", bound(c.max_pool), "own or libtorch: the 2x2 max pooling of cnn-small and cnn-bn on contiguous CPU tensors; own is slimtrain's loop, bit-identical to LibTorch's kernel and 3-4x faster than it on the test VM; libtorch compares against models that call torch::max_pool2d (TorchScript models always do)")
     ("data-mode", bound(c.data_mode), "auto, memory or stream")
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
     ("augment-crop-padding", bound(c.augment_crop_padding), "augmentation: pad each training image by P black pixels and crop it back at a random offset (a random shift of up to P pixels; 0: off)")
@@ -130,6 +131,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   one_of<std::string>("--device", c.device, {"cpu", "cuda"});
   one_of<std::string>("--precision", c.precision, {"fp32", "bf16"});
   one_of<std::string>("--memory-format", c.memory_format, {"auto", "contiguous", "channels-last"});
+  one_of<std::string>("--max-pool", c.max_pool, {"own", "libtorch"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
   // true/false/1/0 are kept as spellings of on/off (older configs).
   if (c.overlap == "true" || c.overlap == "1") c.overlap = "on";

@@ -2,7 +2,7 @@
 
 #include <ATen/Parallel.h>
 
-#include <cmath>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -103,10 +103,16 @@ class MaxPool2x2 : public torch::autograd::Function<MaxPool2x2> {
   }
 };
 
+std::atomic<bool> own_loop_on{true};
+
 }  // namespace
 
+void use_own_max_pool_loop(bool on) {
+  own_loop_on = on;
+}
+
 bool max_pool_2x2_own_loop(const torch::Tensor& x) {
-  return x.dim() == 4 && x.device().is_cpu() && x.scalar_type() == torch::kFloat &&
+  return own_loop_on && x.dim() == 4 && x.device().is_cpu() && x.scalar_type() == torch::kFloat &&
          x.size(2) >= 2 && x.size(3) >= 2 && x.numel() > 0 && x.is_contiguous();
 }
 

@@ -6,6 +6,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/normalisation.hpp"
+#include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/evaluation.hpp"
@@ -168,6 +169,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     for (auto& b : s->model->buffers()) s->data_plane->broadcast(b, 0, options);
   }
   s->model->apply_memory_format(cfg.memory_format, s->device.kind == "cpu");
+  model::use_own_max_pool_loop(cfg.max_pool == "own");
   s->floor_bytes_per_s = cc.deadline.floor_bytes_per_s;
   if (cfg.floor_bandwidth_mbps == 0 && rt.size() > 1) {
     s->bandwidth = comm::measure_bandwidth(*s->data_plane, *s->control);
@@ -230,6 +232,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   describe_eval_splits(s), "; augmentation: ", augment_of(cfg).describe());
   log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision, ", memory ",
                   s.model->channels_last() ? "channels-last" : "contiguous",
+                  cfg.max_pool == "own" ? "" : ", LibTorch's max pooling (--max-pool libtorch)",
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
                   s.overlap.on ? "on" : "off", "; ", s.overlap.reason, "), ",
                   s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",

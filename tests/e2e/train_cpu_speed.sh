@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What makes CPU training fast, checked for effect rather than speed (speed is bench/train's):
 # the start line names the BLAS LibTorch calls; --memory-format auto picks channels-last for
-# cnn-bn and contiguous for cnn-small, and a channels-last run resumed from its checkpoint ends
+# cnn-bn and contiguous for cnn-small; --max-pool libtorch ends with the same weights as
+# slimtrain's own pooling loop; a channels-last run resumed from its checkpoint ends
 # with the same weights, byte for byte, as one that never stopped; --precision bf16 trains on a
 # CPU with native bf16 (and is refused with exit 2 on one without); bad values exit 2.
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +20,12 @@ check "  the start line names the BLAS" contains "INFO  BLAS: [A-Za-z]"
 check "  and the start event too" json_is "$(events "$work/small" start)" 'len(e["blas"]) > 0'
 check "  memory contiguous (auto: cnn-small was slower in channels-last)" \
   contains "precision fp32, memory contiguous"
+# cnn-small pools contiguous tensors with slimtrain's own loop: LibTorch's kernel gives the same
+# weights, byte for byte (the rule and the gradient are LibTorch's).
+out=$("$MPIEXEC" -np 2 "$S" train "${job[@]}" --resume none --out "$work/small-lt" --max-steps 20 \
+  --max-pool libtorch 2>&1)
+check "--max-pool libtorch: named in the start line" contains "LibTorch's max pooling"
+check "  the same weights at step 20 as slimtrain's own loop" same_weights "$work/small" "$work/small-lt" 20
 
 # A constant schedule: a cosine one depends on --max-steps, which differs between the runs.
 bn=(--model cnn-bn --cnn-width 8 --checkpoint-every 10 --schedule constant)
@@ -46,6 +53,10 @@ else
   check "  leaving no run directory" test ! -e "$work/bf16"
 fi
 
+check "--max-pool fast: exit 2" \
+  expect_rc 2 "$S" train "${job[@]}" --resume none --max-pool fast --out "$work/bad" --max-steps 4
+check "  naming the option" contains "--max-pool"
+check "  leaving no run directory" test ! -e "$work/bad"
 check "--memory-format sideways: exit 2" \
   expect_rc 2 "$S" train "${job[@]}" --resume none --memory-format sideways --out "$work/bad" --max-steps 4
 check "  naming the option" contains "--memory-format"

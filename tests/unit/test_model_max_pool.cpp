@@ -81,3 +81,13 @@ TEST(MaxPool2x2, OtherLayoutsAndTypesGoToLibTorch) {
   EXPECT_TRUE(same_bits(max_pool_2x2(channels_last), torch::max_pool2d(channels_last, 2)));
   expect_like_libtorch(x.to(torch::kDouble));
 }
+
+TEST(MaxPool2x2, MaxPoolLibTorchSendsEveryCallToLibTorch) {
+  const auto x = awkward_input(2, 4, 6, 6);
+  ASSERT_TRUE(max_pool_2x2_own_loop(x));
+  slimtrain::model::use_own_max_pool_loop(false);  // --max-pool libtorch
+  EXPECT_FALSE(max_pool_2x2_own_loop(x));
+  expect_like_libtorch(x);
+  slimtrain::model::use_own_max_pool_loop(true);
+  EXPECT_TRUE(max_pool_2x2_own_loop(x));
+}

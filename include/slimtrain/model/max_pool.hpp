@@ -22,4 +22,8 @@ torch::Tensor max_pool_2x2(const torch::Tensor& x);
 /// Whether max_pool_2x2 runs its own loop for @p x (else it calls torch::max_pool2d).
 bool max_pool_2x2_own_loop(const torch::Tensor& x);
 
+/// --max-pool: false sends every call to torch::max_pool2d, for comparisons with models that use
+/// it; the process-wide default is true.
+void use_own_max_pool_loop(bool on);
+
 }  // namespace slimtrain::model

@@ -39,6 +39,8 @@ struct TrainConfig {
   int threads = 0;
   /// auto (channels-last for the models that prefer it, on CPU), contiguous, or channels-last
   std::string memory_format = "auto";
+  /// own (model/max_pool.hpp's loop where it applies) or libtorch (torch::max_pool2d everywhere)
+  std::string max_pool = "own";
   std::string data_mode = "auto";
   std::int64_t memory_budget_mb = 2048;
   /** @brief Training-time augmentation (data/augment.hpp); evaluation never augments. */
