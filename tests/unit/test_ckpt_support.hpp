@@ -5,12 +5,12 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "same_bytes.hpp"
 #include "slimtrain/ckpt/checkpoint_state.hpp"
 
 namespace slimtrain::ckpt::testing {
@@ -72,11 +72,6 @@ inline void flip_byte(const std::string& path, std::uint64_t offset) {
   f.write(&c, 1);
 }
 
-inline bool same_bytes(const torch::Tensor& a, const torch::Tensor& b) {
-  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
-  if (a.numel() == 0) return true;  // an empty tensor's data_ptr() is null: memcmp must not see it
-  const torch::Tensor ca = a.contiguous(), cb = b.contiguous();
-  return std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.numel() * ca.element_size()) == 0;
-}
+using slimtrain::testing::same_bytes;
 
 }  // namespace slimtrain::ckpt::testing

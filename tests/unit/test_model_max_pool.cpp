@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <cstring>
 #include <limits>
 
+#include "same_bytes.hpp"
 #include "slimtrain/model/max_pool.hpp"
 
 using slimtrain::model::max_pool_2x2;
@@ -11,12 +11,7 @@ using slimtrain::model::max_pool_2x2_own_loop;
 
 namespace {
 
-// Bit for bit, so -0.0 against +0.0 and NaN payloads count (torch::equal would not see them).
-bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
-  if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
-  const auto ca = a.contiguous(), cb = b.contiguous();
-  return std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.numel() * ca.element_size()) == 0;
-}
+using slimtrain::testing::same_bytes;  // bit for bit: -0.0 and NaN payloads count
 
 // Values with the cases the window rule decides: flat regions (ties), -inf, -0.0 and NaN.
 torch::Tensor awkward_input(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
@@ -39,13 +34,14 @@ void expect_like_libtorch(const torch::Tensor& input) {
   auto ref_in = input.clone().requires_grad_();
   const auto ours = max_pool_2x2(ours_in);
   const auto ref = torch::max_pool2d(ref_in, 2);
-  EXPECT_TRUE(same_bits(ours, ref)) << "forward differs for " << input.sizes();
+  EXPECT_TRUE(same_bytes(ours, ref)) << "forward differs for " << input.sizes();
   torch::manual_seed(11);
   auto grad = torch::randn(ref.sizes());
   grad.view(-1).slice(0, 0, grad.numel(), 5).fill_(-0.0);  // -0.0 must arrive as LibTorch's sum
   ours.backward(grad);
   ref.backward(grad);
-  EXPECT_TRUE(same_bits(ours_in.grad(), ref_in.grad())) << "gradient differs for " << input.sizes();
+  EXPECT_TRUE(same_bytes(ours_in.grad(), ref_in.grad()))
+      << "gradient differs for " << input.sizes();
 }
 
 }  // namespace
@@ -66,9 +62,9 @@ TEST(MaxPool2x2, EvaluationWithoutGradientsGivesTheSameValues) {
     c10::InferenceMode guard;
     ours = max_pool_2x2(x);
   }
-  EXPECT_TRUE(same_bits(ours, torch::max_pool2d(x, 2)));
+  EXPECT_TRUE(same_bytes(ours, torch::max_pool2d(x, 2)));
   torch::NoGradGuard no_grad;
-  EXPECT_TRUE(same_bits(max_pool_2x2(x.clone().requires_grad_()), torch::max_pool2d(x, 2)));
+  EXPECT_TRUE(same_bytes(max_pool_2x2(x.clone().requires_grad_()), torch::max_pool2d(x, 2)));
 }
 
 TEST(MaxPool2x2, OtherLayoutsAndTypesGoToLibTorch) {
@@ -78,7 +74,7 @@ TEST(MaxPool2x2, OtherLayoutsAndTypesGoToLibTorch) {
   EXPECT_FALSE(max_pool_2x2_own_loop(x.to(torch::kDouble)));
   EXPECT_FALSE(max_pool_2x2_own_loop(x.transpose(2, 3)));
   EXPECT_FALSE(max_pool_2x2_own_loop(torch::randn({2, 8, 1, 6})));
-  EXPECT_TRUE(same_bits(max_pool_2x2(channels_last), torch::max_pool2d(channels_last, 2)));
+  EXPECT_TRUE(same_bytes(max_pool_2x2(channels_last), torch::max_pool2d(channels_last, 2)));
   expect_like_libtorch(x.to(torch::kDouble));
 }
 
