@@ -5,7 +5,7 @@
 
 #include "slimtrain/cli/version_info.hpp"
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/runtime/blas.hpp"
+#include "slimtrain/runtime/blas_kernels.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 
 namespace slimtrain::cli {
@@ -44,6 +44,8 @@ const std::vector<Command>& commands() {
 
 int run_main(int argc, char** argv) {
   try {
+    // This program run again to time one set of OpenBLAS kernels (runtime/blas_kernels.hpp).
+    if (runtime::is_kernel_probe_child()) return runtime::run_kernel_probe_child();
     if (argc < 2) {
       print_usage(std::cerr);
       return kExitUsage;
@@ -57,7 +59,8 @@ int run_main(int argc, char** argv) {
       std::cout << version_text();
       return kExitOk;
     }
-    // The commands that compute get OpenBLAS's right kernels before anything starts (blas.hpp).
+    // The commands that compute get the fastest OpenBLAS kernels before anything starts
+    // (blas_kernels.hpp).
     if (first == "train" || first == "eval" || first == "export")
       runtime::reexec_for_openblas_kernels(argv);
     for (const Command& c : commands()) {

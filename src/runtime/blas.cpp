@@ -1,10 +1,8 @@
 #include "slimtrain/runtime/blas.hpp"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <climits>
-#include <cstdlib>
 
 namespace slimtrain::runtime {
 namespace {
@@ -118,41 +116,6 @@ int set_blas_threads(const BlasInfo& blas, int threads) {
   }
   if (handle != nullptr) dlclose(handle);
   return done;
-}
-
-std::string better_openblas_coretype(const BlasInfo& blas) {
-  if (blas.kind != BlasInfo::Kind::openblas || std::getenv("OPENBLAS_CORETYPE") != nullptr)
-    return "";
-  if (blas.kernels != "Prescott") return "";
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
-  if (__builtin_cpu_supports("avx2")) return "Haswell";
-  return "";
-}
-
-void reexec_for_openblas_kernels(char** argv) {
-  if (std::getenv("SLIMTRAIN_OPENBLAS_FALLBACK") != nullptr) return;  // tried once already
-  const std::string coretype = better_openblas_coretype(detect_blas());
-  if (coretype.empty()) return;
-  // The program's own path, not /proc/self/exe: ps and top would show the process as "exe".
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return;
-  self[n] = '\0';
-  setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
-  setenv("SLIMTRAIN_OPENBLAS_FALLBACK", "Prescott", 1);
-  execv(self, argv);
-  // exec failed (no /proc): carry on with the slow kernels; the start line names them.
-  unsetenv("OPENBLAS_CORETYPE");
-}
-
-std::string openblas_kernels_note() {
-  const char* fallback = std::getenv("SLIMTRAIN_OPENBLAS_FALLBACK");
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  if (fallback == nullptr || coretype == nullptr) return "";
-  return std::string("; OPENBLAS_CORETYPE=") + coretype +
-         " set by slimtrain: this OpenBLAS does not know the CPU's model and had chosen " +
-         fallback + " kernels (4-5x slower sgemm)";
 }
 
 }  // namespace slimtrain::runtime

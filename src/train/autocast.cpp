@@ -3,9 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include <fstream>
-#include <sstream>
-#include <string>
+#include "slimtrain/runtime/cpu_info.hpp"
 
 // LibTorch 2.4 made autocast per device type; 1.13 (Debian) has the CUDA-only calls, which later
 // releases deprecate.
@@ -46,18 +44,7 @@ AutocastScope::~AutocastScope() {
 }
 
 bool cpu_has_native_bf16() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line.substr(line.find(':') + 1));
-    std::string word;
-    while (words >> word) {
-      if (word == "avx512_bf16" || word == "amx_bf16") return true;
-    }
-    return false;  // every CPU lists the same flags: the first line decides
-  }
-  return false;
+  return runtime::cpu_info().native_bf16();
 }
 
 }  // namespace slimtrain::train

@@ -7,6 +7,7 @@
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/model/max_pool.hpp"
+#include "slimtrain/runtime/blas_kernels.hpp"
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/evaluation.hpp"
@@ -198,6 +199,25 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   return s;
 }
 
+namespace {
+
+// The OpenBLAS kernels loaded and how they were chosen, for scripts (bench/train reads them).
+nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
+  const runtime::KernelChoice choice = runtime::current_kernel_choice();
+  nlohmann::json rates = nlohmann::json::array();
+  for (const runtime::KernelRate& r : choice.rates)
+    rates.push_back({{"requested", r.requested}, {"kernels", r.kernels}, {"gflops", r.gflops}});
+  return {{"loaded", blas.kernels},
+          {"how", choice.how},
+          {"rates", rates},
+          {"chosen", choice.chosen() != nullptr ? choice.chosen()->kernels : blas.kernels},
+          {"chosen_gflops", choice.chosen() != nullptr ? choice.chosen()->gflops : 0.0},
+          {"own", choice.own() != nullptr ? choice.own()->kernels : ""},
+          {"own_gflops", choice.own() != nullptr ? choice.own()->gflops : 0.0}};
+}
+
+}  // namespace
+
 void start_session(Session& s, const Position& at, bool resumed, double resume_ms) {
   const TrainConfig& cfg = s.cfg;
   s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed);
@@ -268,6 +288,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"world_size", s.rt.size()},
                              {"placement", placement_json(s.placement)},
                              {"blas", s.device.blas.describe()},
+                             {"blas_kernels", kernels_json(s.device.blas)},
                              {"measured_bandwidth_mbps", s.bandwidth.bytes_per_s() / 1e6},
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"chunk_bytes", s.chunk_bytes},

@@ -24,6 +24,10 @@ slimtrain_add_e2e(NAME e2e_train_threads COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tra
 set_tests_properties(e2e_train_threads PROPERTIES RUN_SERIAL TRUE)
 # CPU speed settings checked for effect: the BLAS named at start-up, --memory-format auto per
 # model, a channels-last cnn-bn resumed byte-identical, --precision bf16 on a native-bf16 CPU.
+# OpenBLAS's kernels chosen by measurement, cached, replaced when OpenBLAS's own choice is slow,
+# and left alone when the user set OPENBLAS_CORETYPE (about 15 s).
+slimtrain_add_e2e(NAME e2e_blas_kernels COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/blas_kernels.sh
+                  TIMEOUT 120 LABELS train)
 slimtrain_add_e2e(NAME e2e_train_cpu_speed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_cpu_speed.sh
                   TIMEOUT 180 LABELS train)
 slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh

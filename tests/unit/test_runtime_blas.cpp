@@ -1,10 +1,13 @@
-// Which BLAS LibTorch calls, and the OpenBLAS kernel fix (slimtrain/runtime/blas.hpp).
+// Which BLAS LibTorch calls (slimtrain/runtime/blas.hpp) and the kernels chosen by measurement
+// (slimtrain/runtime/blas_kernels.hpp).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
 
 #include "slimtrain/runtime/blas.hpp"
+#include "slimtrain/runtime/blas_kernels.hpp"
+#include "slimtrain/runtime/cpu_info.hpp"
 
 namespace slimtrain::runtime {
 namespace {
@@ -48,31 +51,97 @@ TEST(Blas, FindsTheLibraryLibTorchCalls) {
   }
 }
 
-TEST(Blas, PrescottKernelsOnANewerCpuGetTheRightCoreType) {
-  EnvGuard guard("OPENBLAS_CORETYPE");
-  unsetenv("OPENBLAS_CORETYPE");
-  BlasInfo blas;
-  blas.kind = BlasInfo::Kind::openblas;
-  blas.library = "/usr/lib/libopenblas.so.0";
-  blas.detail = "OpenBLAS 0.3.21 DYNAMIC_ARCH Prescott, kernels for Prescott (OpenMP)";
-  blas.kernels = "Prescott";
-  __builtin_cpu_init();
-  const std::string expected = __builtin_cpu_supports("avx512f") ? "SkylakeX"
-                               : __builtin_cpu_supports("avx2")  ? "Haswell"
-                                                                 : "";
-  EXPECT_EQ(better_openblas_coretype(blas), expected);
-  // A user's own choice stands.
+KernelRate rate(const std::string& requested, const std::string& kernels, double gflops) {
+  return KernelRate{requested, kernels, gflops};
+}
+
+TEST(BlasKernels, TheFastestSetWinsOnlyByTheMargin) {
+  // The AVX-512 EPYC of issue 33: OpenBLAS 0.3.21 loads Haswell, SkylakeX is 1.8x faster.
+  EXPECT_EQ(
+      fastest_kernels({rate("", "Haswell", 131), rate("Haswell", "Haswell", 130),
+                       rate("SkylakeX", "SkylakeX", 235), rate("Cooperlake", "Cooperlake", 230)}),
+      "SkylakeX");
+  // Within 5% of OpenBLAS's own choice is noise: the own choice stays.
+  EXPECT_EQ(fastest_kernels({rate("", "Cooperlake", 185), rate("SkylakeX", "SkylakeX", 190)}), "");
+  EXPECT_EQ(fastest_kernels({rate("", "Cooperlake", 185), rate("Haswell", "Haswell", 72)}), "");
+  // A forced name that loaded the own set again is not a change.
+  EXPECT_EQ(fastest_kernels({rate("", "Zen", 100), rate("Zen", "Zen", 120)}), "");
+  // An old release's Prescott fallback (blas.hpp's story) is replaced by any measured set.
+  EXPECT_EQ(fastest_kernels({rate("", "Prescott", 37), rate("Haswell", "Haswell", 120)}),
+            "Haswell");
+  EXPECT_EQ(fastest_kernels({}), "");
+}
+
+TEST(BlasKernels, ADecisionSurvivesItsTextAndADamagedTextGivesNone) {
+  KernelChoice c;
+  c.kernels = "SkylakeX";
+  c.rates = {rate("", "Haswell", 131), rate("SkylakeX", "SkylakeX", 235.1)};
+  c.how = "measured now, cached in /tmp/x";
+  const KernelChoice back = KernelChoice::parse(c.serialise());
+  EXPECT_EQ(back.kernels, "SkylakeX");
+  ASSERT_EQ(back.rates.size(), 2u);
+  EXPECT_EQ(back.own()->kernels, "Haswell");
+  EXPECT_DOUBLE_EQ(back.chosen()->gflops, 235.1);
+  EXPECT_EQ(back.how, c.how);
+  const std::string note = back.describe();
+  EXPECT_NE(note.find("chosen by measurement: SkylakeX 235.1 GFLOP/s against OpenBLAS's own "
+                      "Haswell 131.0"),
+            std::string::npos)
+      << note;
+  // Kept: the note names the own set and says why the others lost.
+  c.kernels.clear();
+  EXPECT_NE(KernelChoice::parse(c.serialise()).describe().find("own kernels kept"),
+            std::string::npos);
+  // A chosen set with no figure, a rate with no number, or no own choice first: nothing trusted.
+  EXPECT_TRUE(KernelChoice::parse("kernels SkylakeX\nrate - Haswell 131.0\n").rates.empty());
+  EXPECT_TRUE(KernelChoice::parse("kernels -\nrate - Haswell\n").rates.empty());
+  EXPECT_TRUE(KernelChoice::parse("kernels -\nrate Haswell Haswell 1.0\n").rates.empty());
+  // A user's own setting, and a decision that could not be measured, say so.
+  KernelChoice yours;
+  yours.how = "set by you";
+  EXPECT_NE(KernelChoice::parse(yours.serialise()).describe().find("set by you"),
+            std::string::npos);
+  KernelChoice none;
+  none.how = "the probe took longer than 30 s";
+  EXPECT_NE(none.describe().find("not measured (the probe took longer"), std::string::npos);
+}
+
+TEST(BlasKernels, CandidatesFollowTheInstructionSets) {
+  const CpuInfo epyc = parse_cpu_info(
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9R45\n"
+      "flags\t\t: fpu avx avx2 fma avx512f avx512bw avx512dq avx512vl avx512cd avx512_bf16\n"
+      "\nprocessor\t: 1\nmodel name\t: other\n");
+  EXPECT_EQ(epyc.model, "AMD EPYC 9R45");
+  EXPECT_EQ(epyc.vendor, "AuthenticAMD");
+  EXPECT_TRUE(epyc.native_bf16());
+  EXPECT_EQ(candidate_kernels(epyc),
+            (std::vector<std::string>{"Haswell", "Zen", "SkylakeX", "Cooperlake"}));
+  const CpuInfo zen3 =
+      parse_cpu_info("processor: 0\nvendor_id: AuthenticAMD\nflags: avx avx2 fma\n");
+  EXPECT_FALSE(zen3.native_bf16());
+  EXPECT_EQ(candidate_kernels(zen3), (std::vector<std::string>{"Haswell", "Zen"}));
+  const CpuInfo xeon = parse_cpu_info(
+      "processor: 0\nvendor_id: GenuineIntel\nflags: avx avx2 fma avx512f avx512bw avx512dq "
+      "avx512vl avx512cd amx_bf16\n");
+  EXPECT_TRUE(xeon.native_bf16());  // AMX's bf16 counts for LibTorch's oneDNN
+  EXPECT_EQ(candidate_kernels(xeon), (std::vector<std::string>{"Haswell", "SkylakeX"}));
+  EXPECT_EQ(candidate_kernels(parse_cpu_info("processor: 0\nflags: sse2 avx\n")),
+            (std::vector<std::string>{"Sandybridge"}));
+  EXPECT_TRUE(candidate_kernels(parse_cpu_info("processor: 0\nflags: sse2\n")).empty());
+}
+
+TEST(BlasKernels, AUserSettingIsLeftAlone) {
+  EnvGuard coretype("OPENBLAS_CORETYPE");
+  EnvGuard choice("SLIMTRAIN_OPENBLAS_CHOICE");
+  unsetenv("SLIMTRAIN_OPENBLAS_CHOICE");
   setenv("OPENBLAS_CORETYPE", "Haswell", 1);
-  EXPECT_EQ(better_openblas_coretype(blas), "");
-  unsetenv("OPENBLAS_CORETYPE");
-  // Kernels OpenBLAS chose for this CPU, and other BLAS libraries, are left alone.
-  blas.detail = "OpenBLAS 0.3.21 DYNAMIC_ARCH Prescott, kernels for SkylakeX (OpenMP)";
-  blas.kernels = "SkylakeX";
-  EXPECT_EQ(better_openblas_coretype(blas), "");
-  blas.kind = BlasInfo::Kind::reference;
-  blas.detail = "kernels for Prescott";
-  blas.kernels = "Prescott";
-  EXPECT_EQ(better_openblas_coretype(blas), "");
+  char name[] = "unit_runtime";
+  char* argv[] = {name, nullptr};
+  reexec_for_openblas_kernels(argv);  // must return: nothing measured, nothing re-executed
+  EXPECT_STREQ(std::getenv("OPENBLAS_CORETYPE"), "Haswell");
+  if (detect_blas().kind == BlasInfo::Kind::openblas) {
+    EXPECT_NE(openblas_kernels_note().find("set by you"), std::string::npos);
+  }
 }
 
 TEST(Blas, TheReferenceWarningSaysWhatToInstall) {

@@ -38,26 +38,4 @@ BlasInfo detect_blas();
  */
 int set_blas_threads(const BlasInfo& blas, int threads);
 
-/**
- * @brief The OPENBLAS_CORETYPE this CPU should run with, or "". OpenBLAS picks its kernels once,
- * as it loads, from the CPU's model number; a release older than the CPU (Debian 12's 0.3.21 on
- * an Emerald Rapids, family 6 model 207) falls back to Prescott (SSE3): a 1024-cubed sgemm on one
- * core ran at 37 GFLOP/s there instead of 179 with SkylakeX kernels. "SkylakeX" (AVX-512F) or
- * "Haswell" (AVX2) when the loaded OpenBLAS runs Prescott kernels on a CPU that has those
- * instructions and OPENBLAS_CORETYPE is unset; "" otherwise.
- */
-std::string better_openblas_coretype(const BlasInfo& blas);
-
-/**
- * @brief When better_openblas_coretype says so, runs this program again (execv of its own
- * file, same pid and arguments) with OPENBLAS_CORETYPE set, so OpenBLAS loads with the
- * right kernels; SLIMTRAIN_OPENBLAS_FALLBACK records what it had chosen (for the start line) and
- * stops a second try. Returns when there is nothing to do or exec fails. Call first thing,
- * before MPI starts.
- */
-void reexec_for_openblas_kernels(char** argv);
-
-/** @brief ", OPENBLAS_CORETYPE=SkylakeX set by slimtrain (...)" after a re-exec, else "". */
-std::string openblas_kernels_note();
-
 }  // namespace slimtrain::runtime

@@ -1,0 +1,309 @@
+#include "slimtrain/runtime/blas_kernels.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace slimtrain::runtime {
+namespace {
+
+constexpr double kProbeTimeoutS = 30;  // one child: a library load and six sgemms
+constexpr const char* kChoiceVariable = "SLIMTRAIN_OPENBLAS_CHOICE";
+
+std::string figure(double gflops) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", gflops);
+  return text;
+}
+
+std::string name_of(const KernelRate& rate) {
+  return rate.kernels.empty() ? "?" : rate.kernels;
+}
+
+// FNV-1a: a stable name for the cache file (std::hash may differ between library builds).
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Everything that changes which kernels win: the CPU (model, vendor, flags) and the OpenBLAS
+// build (its configuration string carries the version, and the file).
+std::string cache_key(const BlasInfo& blas) {
+  const CpuInfo& cpu = cpu_info();
+  std::string flags;
+  for (const std::string& f : cpu.flags) flags += f + " ";
+  const char* test_own = std::getenv("SLIMTRAIN_TEST_OPENBLAS_OWN");  // kernel_probe.cpp
+  if (test_own != nullptr) flags += std::string("test-own=") + test_own;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64,
+                fnv1a(cpu.model + "\n" + cpu.vendor + "\n" + flags + "\n" + blas.detail + "\n" +
+                      blas.library));
+  return hex;
+}
+
+bool make_directories(const std::string& path) {
+  for (std::size_t at = 1; at <= path.size(); ++at) {
+    if (at != path.size() && path[at] != '/') continue;
+    const std::string part = path.substr(0, at);
+    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && access(path.c_str(), W_OK) == 0;
+}
+
+// The cached decision for `key`, if the file holds one for it.
+bool read_cached(const std::string& file, const std::string& key, KernelChoice& out) {
+  std::ifstream in(file);
+  std::string first;
+  if (!in || !std::getline(in, first) || first != "key " + key) return false;
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  out = KernelChoice::parse(rest.str());
+  return !out.rates.empty();
+}
+
+// Written whole under another name and renamed, so a reader never sees half a decision.
+bool write_cached(const std::string& file, const std::string& key, const KernelChoice& choice) {
+  const std::string temp = file + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temp);
+    out << "key " << key << "\n" << choice.serialise();
+    if (!out.flush()) {
+      std::remove(temp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(temp.c_str(), file.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return false;
+  }
+  return true;
+}
+
+KernelChoice measure_all(std::string& why) {
+  KernelChoice choice;
+  KernelRate rate;
+  if (!measure_kernels("", kProbeTimeoutS, rate, why)) return choice;
+  choice.rates.push_back(rate);
+  for (const std::string& name : candidate_kernels()) {
+    std::string failed;
+    if (!measure_kernels(name, kProbeTimeoutS, rate, failed)) continue;  // others may still do
+    bool seen = false;  // a name OpenBLAS rejects loads a set measured already
+    for (const KernelRate& r : choice.rates) seen = seen || r.kernels == rate.kernels;
+    if (!seen) choice.rates.push_back(rate);
+  }
+  choice.kernels = fastest_kernels(choice.rates);
+  return choice;
+}
+
+}  // namespace
+
+const KernelRate* KernelChoice::own() const {
+  return rates.empty() ? nullptr : &rates.front();
+}
+
+const KernelRate* KernelChoice::chosen() const {
+  if (rates.empty()) return nullptr;
+  for (const KernelRate& r : rates)
+    if (!kernels.empty() && r.requested == kernels) return &r;
+  return own();
+}
+
+std::string KernelChoice::describe() const {
+  if (how.rfind("set by you", 0) == 0)
+    return "; OPENBLAS_CORETYPE set by you: kernels not measured";
+  if (rates.empty()) return "; kernels not measured (" + how + "): OpenBLAS's own choice kept";
+  std::string others;
+  for (const KernelRate& r : rates) {
+    if (&r == chosen() || &r == own()) continue;
+    others += (others.empty() ? "" : ", ") + name_of(r) + " " + figure(r.gflops);
+  }
+  std::string out;
+  if (chosen() != own()) {
+    out = "; kernels chosen by measurement: " + name_of(*chosen()) + " " +
+          figure(chosen()->gflops) + " GFLOP/s against OpenBLAS's own " + name_of(*own()) + " " +
+          figure(own()->gflops);
+  } else {
+    out = "; OpenBLAS's own kernels kept by measurement: " + name_of(*own()) + " " +
+          figure(own()->gflops) + " GFLOP/s, no other " +
+          std::to_string(static_cast<int>((kKernelMargin - 1) * 100 + 0.5)) + "% faster";
+  }
+  if (!others.empty()) out += " (also measured: " + others + ")";
+  return out + "; 1024-cubed sgemm on one core, " + how;
+}
+
+std::string KernelChoice::serialise() const {
+  std::ostringstream out;
+  out << "kernels " << (kernels.empty() ? "-" : kernels) << "\n";
+  for (const KernelRate& r : rates)
+    out << "rate " << (r.requested.empty() ? "-" : r.requested) << " "
+        << (r.kernels.empty() ? "?" : r.kernels) << " " << figure(r.gflops) << "\n";
+  if (!how.empty()) out << "how " << how << "\n";
+  return out.str();
+}
+
+KernelChoice KernelChoice::parse(const std::string& text) {
+  KernelChoice choice;
+  std::istringstream lines(text);
+  std::string line;
+  bool ok = true;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string tag;
+    words >> tag;
+    if (tag == "kernels") {
+      words >> choice.kernels;
+      if (choice.kernels == "-") choice.kernels.clear();
+    } else if (tag == "rate") {
+      KernelRate r;
+      ok = ok && static_cast<bool>(words >> r.requested >> r.kernels >> r.gflops);
+      if (r.requested == "-") r.requested.clear();
+      choice.rates.push_back(r);
+    } else if (tag == "how") {
+      std::getline(words >> std::ws, choice.how);
+    }
+  }
+  // The own choice comes first and the chosen set is one of the rates: else no figure is trusted.
+  if (!choice.rates.empty()) ok = ok && choice.rates.front().requested.empty();
+  if (!choice.kernels.empty()) ok = ok && choice.chosen() != choice.own();
+  if (!ok) {
+    choice.rates.clear();
+    choice.kernels.clear();
+  }
+  return choice;
+}
+
+std::vector<std::string> candidate_kernels(const CpuInfo& cpu) {
+  std::vector<std::string> names;
+  const bool avx2 = cpu.has("avx2") && cpu.has("fma");
+  if (cpu.has("avx") && !avx2) names.push_back("Sandybridge");  // never ahead of Haswell's
+  if (avx2) names.push_back("Haswell");
+  if (avx2 && cpu.vendor == "AuthenticAMD") names.push_back("Zen");
+  const bool avx512 = cpu.has("avx512f") && cpu.has("avx512bw") && cpu.has("avx512dq") &&
+                      cpu.has("avx512vl") && cpu.has("avx512cd");
+  if (avx512) names.push_back("SkylakeX");
+  if (avx512 && cpu.has("avx512_bf16")) names.push_back("Cooperlake");
+  return names;
+}
+
+std::string fastest_kernels(const std::vector<KernelRate>& rates) {
+  if (rates.empty()) return "";
+  const KernelRate* best = &rates.front();
+  for (const KernelRate& r : rates)
+    if (r.gflops > best->gflops) best = &r;
+  if (best == &rates.front() || best->kernels == rates.front().kernels) return "";
+  return best->gflops >= rates.front().gflops * kKernelMargin ? best->requested : "";
+}
+
+std::string kernel_cache_dir() {
+  if (const char* dir = std::getenv("SLIMTRAIN_CACHE_DIR"); dir != nullptr && *dir != '\0')
+    return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
+    return std::string(xdg) + "/slimtrain";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return std::string(home) + "/.cache/slimtrain";
+  return "";
+}
+
+KernelChoice choose_openblas_kernels(const BlasInfo& blas, const std::string& cache_dir,
+                                     double lock_wait_s) {
+  const std::string key = cache_key(blas);
+  const std::string file = cache_dir + "/openblas-kernels-" + key + ".txt";
+  KernelChoice choice;
+  if (!cache_dir.empty() && read_cached(file, key, choice)) {
+    choice.how = "cached in " + file;
+    return choice;
+  }
+  std::string why;
+  if (cache_dir.empty() || !make_directories(cache_dir)) {
+    // Nowhere to agree on a decision: each rank measuring beside the others would time a busy
+    // core, so none does.
+    choice.how = "no cache directory (" + (cache_dir.empty() ? "HOME unset" : cache_dir) +
+                 " not writable; set SLIMTRAIN_CACHE_DIR)";
+    return choice;
+  }
+  // One rank per node measures (whichever takes the lock first); the others wait for its file.
+  const std::string lock_path = cache_dir + "/openblas-kernels.lock";
+  const int lock = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock < 0) {
+    choice.how = "cannot open " + lock_path + ": " + std::strerror(errno);
+    return choice;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  while (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+        lock_wait_s) {
+      close(lock);
+      choice.how = "another process held " + lock_path + " for " +
+                   std::to_string(static_cast<int>(lock_wait_s)) + " s";
+      return choice;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (read_cached(file, key, choice)) {  // measured by the rank that held the lock
+    choice.how = "cached in " + file;
+  } else {
+    choice = measure_all(why);
+    if (choice.rates.empty()) {
+      choice.how = why;
+    } else {
+      choice.how = write_cached(file, key, choice) ? "measured now, cached in " + file
+                                                   : "measured now (could not write " + file + ")";
+    }
+  }
+  flock(lock, LOCK_UN);
+  close(lock);
+  return choice;
+}
+
+void reexec_for_openblas_kernels(char** argv) {
+  if (std::getenv(kChoiceVariable) != nullptr) return;  // decided already: this is the re-exec
+  const BlasInfo blas = detect_blas();
+  if (blas.kind != BlasInfo::Kind::openblas) return;
+  KernelChoice choice;
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) {
+    choice.how = "set by you";
+  } else {
+    choice = choose_openblas_kernels(blas, kernel_cache_dir());
+  }
+  setenv(kChoiceVariable, choice.serialise().c_str(), 1);
+  if (choice.kernels.empty()) return;
+  // The program's own path, not /proc/self/exe: ps and top would show the process as "exe".
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    setenv("OPENBLAS_CORETYPE", choice.kernels.c_str(), 1);
+    execv(self, argv);
+    unsetenv("OPENBLAS_CORETYPE");
+  }
+  // No exec: carry on with OpenBLAS's own kernels, and say so on the start line.
+  choice.kernels.clear();
+  choice.how += "; could not run again with the chosen kernels (no /proc/self/exe or exec failed)";
+  setenv(kChoiceVariable, choice.serialise().c_str(), 1);
+}
+
+KernelChoice current_kernel_choice() {
+  const char* text = std::getenv(kChoiceVariable);
+  return text == nullptr ? KernelChoice{} : KernelChoice::parse(text);
+}
+
+std::string openblas_kernels_note() {
+  if (std::getenv(kChoiceVariable) == nullptr) return "";
+  return current_kernel_choice().describe();
+}
+
+}  // namespace slimtrain::runtime

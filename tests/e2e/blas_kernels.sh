@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# OpenBLAS's kernels chosen by measurement (runtime/blas_kernels.hpp): on a fresh cache the first
+# run times OpenBLAS's own choice and every set the CPU's flags allow, in one run, and keeps the
+# fastest; the start line and the start event name the kernels and both figures, and the loaded
+# kernels are the chosen ones; the second run reads the cache; an OpenBLAS whose own choice is
+# slow (SLIMTRAIN_TEST_OPENBLAS_OWN=Sandybridge: AVX kernels, what an old release picks on a CPU
+# it does not know) is replaced and the process runs again with the faster set; a user's
+# OPENBLAS_CORETYPE is left alone and nothing is measured; a damaged cache file is measured anew.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/resume_lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset OPENBLAS_CORETYPE SLIMTRAIN_OPENBLAS_CHOICE SLIMTRAIN_TEST_OPENBLAS_OWN
+make_data "$work" 8 256 || { echo "cannot make the test data"; exit 1; }
+if ! "$PY" -c 'import torch, sys
+sys.exit(0 if any("openblas" in l for l in open("/proc/self/maps")) else 1)' 2>/dev/null; then
+  echo "skipped: LibTorch's libblas.so.3 is not OpenBLAS here (the probe only chooses OpenBLAS kernels)"
+  exit 77
+fi
+job=(--data "$work/data.h5" --model mlp --mlp-widths 16 --batch-size 16 --threads 1
+     --eval-every 0 --checkpoint-every 0 --final-split none --max-steps 3 --resume none)
+run() {  # run NAME CACHE [ENV=VALUE...]: one np 2 job; its start event in $start
+  local name=$1 cache=$2; shift 2
+  out=$(env SLIMTRAIN_CACHE_DIR="$cache" "$@" "$MPIEXEC" -np 2 "$S" train "${job[@]}" \
+    --out "$work/$name" 2>&1)
+  start=$(events "$work/$name" start)
+}
+
+run first "$work/cache"
+check "a fresh cache: the start line says the kernels were measured" \
+  contains "kernels kept by measurement\|kernels chosen by measurement"
+check "  OpenBLAS's own choice and at least one other set timed in one run" \
+  json_is "$start" 'len(e["blas_kernels"]["rates"]) >= 2 and e["blas_kernels"]["rates"][0]["requested"] == ""'
+check "  the chosen kernels at least as fast as OpenBLAS's own" \
+  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] >= e["blas_kernels"]["own_gflops"] > 0'
+check "  and the fastest measured, or within 5% of it" \
+  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] * 1.05 >= max(r["gflops"] for r in e["blas_kernels"]["rates"])'
+check "  the process runs the chosen kernels" \
+  json_is "$start" 'e["blas_kernels"]["loaded"] == e["blas_kernels"]["chosen"]'
+check "  one decision cached for the machine" test "$(ls "$work/cache"/openblas-kernels-*.txt | wc -l)" = 1
+echo "  $(grep -o 'BLAS: .*' <<<"$out" | sed 's/.*(OpenMP)//; s/.*(pthreads)//' | head -n 1)"
+
+run second "$work/cache"
+check "the second run reads the cache" json_is "$start" 'e["blas_kernels"]["how"].startswith("cached in")'
+check "  with the same decision" json_is "$start" \
+  "e['blas_kernels']['chosen'] == '$(events "$work/first" start | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["blas_kernels"]["chosen"])')'"
+
+run slow-own "$work/cache-slow" SLIMTRAIN_TEST_OPENBLAS_OWN=Sandybridge
+check "an OpenBLAS that chose AVX kernels on this AVX2 CPU: another set chosen" \
+  json_is "$start" 'e["blas_kernels"]["own"] == "Sandybridge" and e["blas_kernels"]["chosen"] not in ("", "Sandybridge")'
+check "  at least 5% faster than the own choice" \
+  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] >= 1.05 * e["blas_kernels"]["own_gflops"]'
+check "  the process ran again with it loaded" \
+  json_is "$start" 'e["blas_kernels"]["loaded"] == e["blas_kernels"]["chosen"]'
+check "  the start line names both figures" contains "kernels chosen by measurement: [A-Za-z]* [0-9.]* GFLOP/s against OpenBLAS's own Sandybridge [0-9.]*"
+
+run yours "$work/cache-yours" OPENBLAS_CORETYPE=Haswell
+check "a user's OPENBLAS_CORETYPE=Haswell stands" json_is "$start" 'e["blas_kernels"]["loaded"] == "Haswell"'
+check "  the start line says so" contains "OPENBLAS_CORETYPE set by you: kernels not measured"
+check "  and nothing was measured or cached" test ! -e "$work/cache-yours"
+
+cached=$(ls "$work/cache"/openblas-kernels-*.txt)
+echo "kernels SkylakeX" >"$cached"
+run damaged "$work/cache"
+check "a damaged cache file is measured anew" \
+  json_is "$start" 'e["blas_kernels"]["how"].startswith("measured now") or (e["blas_kernels"]["how"].startswith("cached") and len(e["blas_kernels"]["rates"]) >= 2)'
+check "  and rewritten whole" grep -q '^rate - ' "$cached"
+finish
