@@ -81,7 +81,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("clip-grad-norm", bound(c.clip_grad_norm), "clip the global gradient norm (0: off)")
     ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
-    ("precision", bound(c.precision), "fp32, or bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere). On this project's test CPU bf16 measured slower than fp32 for the built-in models (README, Performance)")
+    ("precision", bound(c.precision), "fp32, bf16 or auto. bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere: emulated bf16 is slower than fp32). auto: bf16 on a CPU with native bf16 for the built-in models measured faster in it at equal accuracy (bench/train/bf16.sh; docs/performance.md), fp32 otherwise; the start line says which and why")
     ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
     ("memory-format", bound(c.memory_format), "auto, contiguous or channels-last: the layout of 4-D weights and input batches; auto takes channels-last on CPU for the models measured faster in it (cnn-bn: 1.12x; cnn-small was slower)")
     ("max-pool", bound(c.max_pool), "own or libtorch: the 2x2 max pooling of cnn-small and cnn-bn on contiguous CPU tensors; own is slimtrain's loop, bit-identical to LibTorch's kernel and 3-4x faster than it on the test VM; libtorch compares against models that call torch::max_pool2d (TorchScript models always do)")
@@ -129,7 +129,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   one_of<std::string>("--optimizer", c.optim.name, {"sgd", "adamw"});
   one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
   one_of<std::string>("--device", c.device, {"cpu", "cuda"});
-  one_of<std::string>("--precision", c.precision, {"fp32", "bf16"});
+  one_of<std::string>("--precision", c.precision, {"fp32", "bf16", "auto"});
   one_of<std::string>("--memory-format", c.memory_format, {"auto", "contiguous", "channels-last"});
   one_of<std::string>("--max-pool", c.max_pool, {"own", "libtorch"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});

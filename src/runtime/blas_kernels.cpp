@@ -19,7 +19,7 @@
 namespace slimtrain::runtime {
 namespace {
 
-constexpr double kProbeTimeoutS = 30;  // one child: a library load and six sgemms
+constexpr double kProbeTimeoutS = 30;  // one child: a library load and nine sgemms
 constexpr const char* kChoiceVariable = "SLIMTRAIN_OPENBLAS_CHOICE";
 
 std::string figure(double gflops) {

@@ -26,7 +26,7 @@ namespace {
 
 constexpr const char* kChildVariable = "SLIMTRAIN_BLAS_PROBE_CHILD";
 constexpr int kProbeSize = 1024;  // the bench/train GEMM peak's size: the same figure
-constexpr int kProbeRepeats = 5;
+constexpr int kProbeRepeats = 8;
 
 using Sgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
                        const float*, const int*, const float*, const int*, const float*, float*,

@@ -3,8 +3,6 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include "slimtrain/runtime/cpu_info.hpp"
-
 // LibTorch 2.4 made autocast per device type; 1.13 (Debian) has the CUDA-only calls, which later
 // releases deprecate.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
@@ -41,10 +39,6 @@ AutocastScope::~AutocastScope() {
   // The cast weights are cached for the scope only: the optimiser changes them next.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
   enable_autocast(cuda_, false);
-}
-
-bool cpu_has_native_bf16() {
-  return runtime::cpu_info().native_bf16();
 }
 
 }  // namespace slimtrain::train

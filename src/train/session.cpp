@@ -8,6 +8,7 @@
 #include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/blas_kernels.hpp"
+#include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/evaluation.hpp"
@@ -127,11 +128,8 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   s->eval_control = std::make_unique<comm::ControlPlane>(rt, "eval", cc);
   s->device = runtime::bind_device(rt, *s->control, cfg.device, cfg.threads);
   s->placement = gather_placement(rt, *s->control, s->device.threads);
-  if (cfg.precision == "bf16" && s->device.kind == "cpu" && !cpu_has_native_bf16())
-    SLIMTRAIN_THROW(ConfigError,
-                    "--precision bf16: this CPU has no native bf16 (neither avx512_bf16 nor "
-                    "amx_bf16 in /proc/cpuinfo's flags), so LibTorch would emulate it, slower "
-                    "than fp32; train with --precision fp32");
+  s->precision = choose_precision(cfg.precision, model::parse_model_option(cfg.model).name,
+                                  s->device.kind, runtime::cpu_info().native_bf16());
 
   s->info = data::read_dataset_info(cfg.data);
   if (!s->info.has_split("train"))
@@ -250,7 +248,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                   s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
                   " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps, " steps; ",
                   describe_eval_splits(s), "; augmentation: ", augment_of(cfg).describe());
-  log::info_rank0("device ", s.device.describe(), ", precision ", cfg.precision, ", memory ",
+  log::info_rank0("device ", s.device.describe(), ", precision ", s.precision.precision,
+                  s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")", ", memory ",
                   s.model->channels_last() ? "channels-last" : "contiguous",
                   cfg.max_pool == "own" ? "" : ", LibTorch's max pooling (--max-pool libtorch)",
                   "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
@@ -296,7 +295,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"augment", augment_of(cfg).describe()},
                              {"grad_compression", cfg.grad_compression},
                              {"device", s.device.describe()},
-                             {"precision", cfg.precision},
+                             {"precision", s.precision.precision},
+                             {"precision_reason", s.precision.reason},
                              {"total_steps", s.total_steps},
                              {"resumed_at_step", at.step},
                              {"resume_ms", resume_ms}});

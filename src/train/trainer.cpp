@@ -86,7 +86,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   timer_.enter(kForward, step);
   model::Output out;
   {
-    AutocastScope autocast(cfg_.precision == "bf16", s.device.kind == "cuda");
+    AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
     out = s.model->forward(batch.x.to(s.torch_device), batch.y.to(s.torch_device));
   }
   timer_.enter(kBackward, step);

@@ -34,8 +34,8 @@ check "  OpenBLAS's own choice and at least one other set timed in one run" \
   json_is "$start" 'len(e["blas_kernels"]["rates"]) >= 2 and e["blas_kernels"]["rates"][0]["requested"] == ""'
 check "  the chosen kernels at least as fast as OpenBLAS's own" \
   json_is "$start" 'e["blas_kernels"]["chosen_gflops"] >= e["blas_kernels"]["own_gflops"] > 0'
-check "  and the fastest measured, or within 5% of it" \
-  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] * 1.05 >= max(r["gflops"] for r in e["blas_kernels"]["rates"])'
+check "  and the fastest measured, or within 10% of it" \
+  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] * 1.10 >= max(r["gflops"] for r in e["blas_kernels"]["rates"])'
 check "  the process runs the chosen kernels" \
   json_is "$start" 'e["blas_kernels"]["loaded"] == e["blas_kernels"]["chosen"]'
 check "  one decision cached for the machine" test "$(ls "$work/cache"/openblas-kernels-*.txt | wc -l)" = 1
@@ -49,8 +49,8 @@ check "  with the same decision" json_is "$start" \
 run slow-own "$work/cache-slow" SLIMTRAIN_TEST_OPENBLAS_OWN=Sandybridge
 check "an OpenBLAS that chose AVX kernels on this AVX2 CPU: another set chosen" \
   json_is "$start" 'e["blas_kernels"]["own"] == "Sandybridge" and e["blas_kernels"]["chosen"] not in ("", "Sandybridge")'
-check "  at least 5% faster than the own choice" \
-  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] >= 1.05 * e["blas_kernels"]["own_gflops"]'
+check "  at least 10% faster than the own choice" \
+  json_is "$start" 'e["blas_kernels"]["chosen_gflops"] >= 1.10 * e["blas_kernels"]["own_gflops"]'
 check "  the process ran again with it loaded" \
   json_is "$start" 'e["blas_kernels"]["loaded"] == e["blas_kernels"]["chosen"]'
 check "  the start line names both figures" contains "kernels chosen by measurement: [A-Za-z]* [0-9.]* GFLOP/s against OpenBLAS's own Sandybridge [0-9.]*"

@@ -4,7 +4,8 @@
 # cnn-bn and contiguous for cnn-small; --max-pool libtorch ends with the same weights as
 # slimtrain's own pooling loop; a channels-last run resumed from its checkpoint ends
 # with the same weights, byte for byte, as one that never stopped; --precision bf16 trains on a
-# CPU with native bf16 (and is refused with exit 2 on one without); bad values exit 2.
+# CPU with native bf16 (and is refused with exit 2 on one without); --precision auto picks bf16
+# for cnn-small there and fp32 elsewhere, saying why; bad values exit 2.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 . "$(dirname "$0")/train_lib.sh"
@@ -46,7 +47,15 @@ if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
     "e['loss'] == e['loss'] and e['loss'] < $first_loss"
   check "  and a final evaluation above chance (0.25)" \
     json_is "$(events "$work/bf16" done)" 'e["final"]["accuracy"] > 0.4'
+  out=$("$MPIEXEC" -np 2 "$S" train "${job[@]}" --resume none --precision auto --out "$work/auto" --max-steps 4 2>&1)
+  check "--precision auto: bf16 for cnn-small on this CPU, with the measurement" \
+    contains "precision bf16 (--precision auto: cnn-small measured [0-9.]*x the samples/s"
+  check "  the start event records what ran" json_is "$(events "$work/auto" start)" \
+    'e["precision"] == "bf16" and "auto" in e["precision_reason"]'
 else
+  out=$("$MPIEXEC" -np 2 "$S" train "${job[@]}" --resume none --precision auto --out "$work/auto" --max-steps 4 2>&1)
+  check "--precision auto: fp32 on a CPU without native bf16, saying why" \
+    contains "precision fp32 (--precision auto: this CPU has no native bf16"
   check "--precision bf16 refused on a CPU without native bf16" \
     expect_rc 2 "$S" train "${job[@]}" --resume none --precision bf16 --out "$work/bf16" --max-steps 4
   check "  naming the option and the missing flags" contains "--precision bf16: this CPU has no native bf16"
@@ -56,6 +65,10 @@ fi
 check "--max-pool fast: exit 2" \
   expect_rc 2 "$S" train "${job[@]}" --resume none --max-pool fast --out "$work/bad" --max-steps 4
 check "  naming the option" contains "--max-pool"
+check "  leaving no run directory" test ! -e "$work/bad"
+check "--precision fp16: exit 2" \
+  expect_rc 2 "$S" train "${job[@]}" --resume none --precision fp16 --out "$work/bad" --max-steps 4
+check "  naming the option" contains "--precision"
 check "  leaving no run directory" test ! -e "$work/bad"
 check "--memory-format sideways: exit 2" \
   expect_rc 2 "$S" train "${job[@]}" --resume none --memory-format sideways --out "$work/bad" --max-steps 4

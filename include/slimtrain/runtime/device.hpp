@@ -12,11 +12,11 @@ namespace slimtrain::runtime {
 
 /** @brief The device a rank computes on. */
 struct DeviceBinding {
-  std::string kind;  ///< "cpu" or "cuda"
-  int index = -1;    ///< GPU index for cuda, -1 for cpu
-  int threads = 1;   ///< LibTorch intra-op threads of this rank
-  int cores = 1;     ///< CPU cores this rank may run on (Runtime::cores)
-  BlasInfo blas;     ///< the BLAS LibTorch calls
+  std::string kind;      ///< "cpu" or "cuda"
+  int index = -1;        ///< GPU index for cuda, -1 for cpu
+  int threads = 1;       ///< LibTorch intra-op threads of this rank
+  int cores = 1;         ///< CPU cores this rank may run on (Runtime::cores)
+  BlasInfo blas;         ///< the BLAS LibTorch calls
   int blas_threads = 0;  ///< the size set for its own thread pool; 0: none set
   /** @brief "cuda:1, 4 threads" or "cpu, 2 threads". */
   std::string describe() const;

@@ -1,7 +1,7 @@
 #pragma once
 /**
  * @brief --precision bf16: LibTorch autocast around the forward pass only, on CUDA or on a CPU
- * with native bf16 (cpu_has_native_bf16). Weights stay fp32 (the master copy); backward runs
+ * with native bf16 (train/precision.hpp decides). Weights stay fp32 (the master copy); backward runs
  * each op in the dtype its forward ran in, and gradients and their all-reduce are fp32.
  */
 
@@ -19,11 +19,5 @@ class AutocastScope {
   bool on_;
   bool cuda_;
 };
-
-/**
- * @brief Whether this CPU computes bf16 natively: avx512_bf16 or amx_bf16 among /proc/cpuinfo's
- * flags. Without it LibTorch emulates bf16, slower than fp32.
- */
-bool cpu_has_native_bf16();
 
 }  // namespace slimtrain::train

@@ -35,7 +35,7 @@ struct TrainConfig {
   double label_smoothing = 0.0;
 
   std::string device = "cpu";
-  std::string precision = "fp32";  ///< fp32, or bf16 (autocast on CUDA; fp32 weights, gradients)
+  std::string precision = "fp32";  ///< fp32, bf16 (autocast; fp32 weights, gradients) or auto
   int threads = 0;
   /// auto (channels-last for the models that prefer it, on CPU), contiguous, or channels-last
   std::string memory_format = "auto";

@@ -22,6 +22,7 @@
 #include "slimtrain/train/config.hpp"
 #include "slimtrain/train/grad_sync.hpp"
 #include "slimtrain/train/placement.hpp"
+#include "slimtrain/train/precision.hpp"
 #include "slimtrain/train/run_log.hpp"
 #include "slimtrain/train/schedule.hpp"
 
@@ -61,6 +62,7 @@ struct Session {
   std::unique_ptr<data::TrainLoader> loader;
   std::unique_ptr<GradientSync> sync;
   OverlapChoice overlap;
+  PrecisionChoice precision;  ///< --precision resolved for this model and device
   std::unique_ptr<RunLog> run_log;
   FaultPlan fault;
   std::int64_t total_steps = 0;
