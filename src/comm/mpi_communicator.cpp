@@ -182,11 +182,6 @@ class MpiWork final : public Work {
     std::rethrow_exception(timeout_);
   }
 
-  bool completed() const override {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    return op_->finished;
-  }
-
   const Op& op() const { return *op_; }
 
  private:

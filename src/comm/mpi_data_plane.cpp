@@ -21,10 +21,6 @@ class HeldWork final : public Work {
       SLIMTRAIN_THROW(CommError, "data plane: waiting for an operation that was never released");
     started->wait();
   }
-  bool completed() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return started_ && started_->completed();
-  }
   void start(std::shared_ptr<Work> work) {
     std::lock_guard<std::mutex> lock(mutex_);
     started_ = std::move(work);

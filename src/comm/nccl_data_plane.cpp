@@ -320,15 +320,6 @@ class NcclWork final : public Work {
     }
   }
 
-  bool completed() const override {
-    std::lock_guard<std::recursive_mutex> lock(state_->mutex);
-    if (op_->finished) return true;
-    if (state_->aborted || !state_->try_enqueued(*op_)) return false;
-    if (cudaEventQuery(op_->done.get()) != cudaSuccess) return false;
-    state_->reap();
-    return true;
-  }
-
  private:
   std::shared_ptr<State> state_;
   std::shared_ptr<NcclOp> op_;

@@ -61,8 +61,4 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
-double learning_rate(const torch::optim::Optimizer& optimizer) {
-  return optimizer.param_groups().front().options().get_lr();
-}
-
 }  // namespace slimtrain::train

@@ -159,7 +159,6 @@ StepDecision StepControl::decide(const StepVote& vote) {
   comm::OpOptions options;
   options.tag = "step-control";
   const std::vector<Field> all = control_.reduce_fields(std::move(fields), options);
-  ++reductions_;
 
   const bool layout_ok = std::all_of(all.begin(), all.end(),
                                      [](const Field& f) { return static_cast<int>(f.op) != 0; });

@@ -159,7 +159,6 @@ TEST(MpiComm, BroadcastFromLastRank) {
   auto buffer = std::make_shared<std::vector<std::int64_t>>(5000, comm->rank());
   auto work = comm->broadcast_async(buffer->data(), buffer->size(), DType::i64, root, {}, buffer);
   work->wait();
-  EXPECT_TRUE(work->completed());
   for (std::int64_t x : *buffer) ASSERT_EQ(x, root);
 }
 

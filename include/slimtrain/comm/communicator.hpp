@@ -31,7 +31,6 @@ class Work {
    * once its deadline plus the inspection grace has passed, CommError when it failed.
    */
   virtual void wait() = 0;
-  virtual bool completed() const = 0;
 };
 
 class Communicator {

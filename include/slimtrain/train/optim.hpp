@@ -28,7 +28,4 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
  */
 void clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
 
-/** @brief The learning rate of the first parameter group. */
-double learning_rate(const torch::optim::Optimizer& optimizer);
-
 }  // namespace slimtrain::train

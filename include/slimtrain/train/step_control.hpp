@@ -52,8 +52,6 @@ class StepControl {
 
   /** @brief One control reduction; DesyncError on a fingerprint mismatch (after diagnosis). */
   StepDecision decide(const StepVote& vote);
-  /** @brief Control reductions issued so far (one per step). */
-  std::int64_t reductions() const { return reductions_; }
 
  private:
   [[noreturn]] void report_desync(std::int64_t step);
@@ -62,7 +60,6 @@ class StepControl {
   comm::DataPlane& data_;
   std::vector<std::string> hosts_;
   std::uint64_t agreed_ops_ = 0;  ///< data-plane operations issued when ranks last agreed
-  std::int64_t reductions_ = 0;
 };
 
 /**
