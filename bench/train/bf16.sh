@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 epochs=${EPOCHS:-2}
 reps=${REPS:-2}
-models=(${MODELS:-cnn-small cnn-bn mlp vit-tiny})
+read -r -a models <<<"${MODELS:-cnn-small cnn-bn mlp vit-tiny}"
 bench_name=train
 . "$root/bench/lib.sh"
 positive_ints "$epochs" "$reps"

@@ -30,6 +30,7 @@ e = next(json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["event"] == "
 print(e["blas_kernels"][sys.argv[2]])' "$work/$1/metrics.jsonl" "$2"
 }
 
+# shellcheck disable=SC2054 # --mlp-widths takes a comma-separated list
 mlp=(--model mlp --mlp-widths 2048,2048 --batch-size 256 --threads 1 --optimizer sgd --lr 0.05
      --momentum 0.9 --schedule constant --eval-every 0 --checkpoint-every 0 --final-split none
      --resume none --log-every "$warmup")
@@ -52,7 +53,7 @@ configs=(chosen own)
 [ "$chosen" != Haswell ] && [ "$own" != Haswell ] && configs+=(haswell)
 for r in $(seq 1 "$reps"); do
   order=("${configs[@]}")
-  [ $((r % 2)) = 0 ] && order=($(printf '%s\n' "${configs[@]}" | tac))
+  [ $((r % 2)) = 0 ] && mapfile -t order < <(printf '%s\n' "${configs[@]}" | tac)
   for c in "${order[@]}"; do
     case $c in
       chosen) slim "$c.$r" "$steps" SLIMTRAIN_CACHE_DIR="$work/cache" ;;

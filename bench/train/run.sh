@@ -23,9 +23,11 @@
 # Throughput is the steady state: WARMUP steps are left out (slimtrain's done event samples_per_s,
 # which also leaves out evaluation and checkpoint time; the peer's --warmup-steps). No evaluation
 # runs during the timed steps.
+#   kernels, bf16: bench/train/kernels.sh and bench/train/bf16.sh (their own RESULT lines)
 # Usage: bench/train/run.sh [build-dir]
 # Environment: REPS (2), STEPS timed cnn-small steps (300), WARMUP (30), MLP_WIDTHS (2048,2048),
-#   MLP_BATCH (4), MLP_STEPS (100), PEER_1RANK (1: also the peer at 1 rank, for the table).
+#   MLP_BATCH (4), MLP_STEPS (100), PEER_1RANK (1: also the peer at 1 rank, for the table),
+#   KERNELS (1), BF16 (1).
 # Data: data/fashion-mnist.h5 if present, else prepared from /usr/share/datasets/fashion-mnist.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,18 +86,27 @@ if [ "$have_peer" = 1 ]; then
   "$PY" "$root/tests/e2e/torchscript_models.py" "$work/models" 1 28 28 10
 fi
 
-# Every program here calls the same OpenBLAS: when slimtrain sets OPENBLAS_CORETYPE for itself
-# (an OpenBLAS that does not know this CPU fell back to slow kernels: runtime/blas.hpp), the
-# peer and the GEMM peak get the same setting, so all three run the same kernels.
+# Every program here calls the same OpenBLAS: when slimtrain chose other kernels than OpenBLAS's
+# own by measuring them (runtime/blas_kernels.hpp), the peer and the GEMM peak get the same
+# setting, so all three run the same kernels, and the roofline's peak is the best kernels' peak.
+gemm_kernels=
 if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
   "$bin" train --data "$data" --out "$work/blas-probe" --resume none --threads 1 --max-steps 1 \
     --eval-every 0 --final-split none >"$work/blas-probe.log" 2>&1 || true
-  # None set (an OpenBLAS that knows this CPU) must not end the run under set -e and pipefail.
-  coretype=$(grep -o 'OPENBLAS_CORETYPE=[A-Za-z0-9]* set by slimtrain' "$work/blas-probe.log" |
-    cut -d' ' -f1 | cut -d= -f2 || true)
-  if [ -n "$coretype" ]; then export OPENBLAS_CORETYPE=$coretype; fi
+  read -r own gemm_kernels < <("$PY" -c 'import json, sys
+try:
+    e = next(json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["event"] == "start")
+    k = e["blas_kernels"]
+    print(k["own"] or "-", k["loaded"] or "-")
+except Exception:
+    print("- -")' "$work/blas-probe/metrics.jsonl") || true
+  if [ -n "$gemm_kernels" ] && [ "$gemm_kernels" != - ] && [ "$own" != - ] && [ "$own" != "$gemm_kernels" ]; then
+    export OPENBLAS_CORETYPE=$gemm_kernels
+  fi
+  grep -o 'BLAS: .*' "$work/blas-probe.log" 2>/dev/null | head -n 1 || true
+else
+  gemm_kernels=$OPENBLAS_CORETYPE
 fi
-grep -o 'BLAS: .*' "$work/blas-probe.log" 2>/dev/null | head -n 1 || true
 
 # Each slimtrain configuration next to its peer, so the pairs see the same machine.
 configs=(cnn2)
@@ -147,10 +158,10 @@ done
 echo "all runs took $(($(date +%s) - started)) s"
 
 "$PY" - "$work" "$reps" "$steps" "$warmup" "$mlp_widths" "$mlp_batch" "$mlp_steps" \
-  "$have_peer" "$peer_1rank" <<'EOF'
+  "$have_peer" "$peer_1rank" "${gemm_kernels:--}" <<'EOF'
 import json, math, re, statistics, sys
 
-work, reps, steps, warmup, widths, mlp_batch, mlp_steps, have_peer, peer_1rank = sys.argv[1:]
+work, reps, steps, warmup, widths, mlp_batch, mlp_steps, have_peer, peer_1rank, kernels = sys.argv[1:]
 reps = int(reps)
 have_peer = have_peer == "1"
 
@@ -265,7 +276,7 @@ def mlp_macs(widths, inputs=784, classes=10):
 
 flops = {"cnn-small": train_flops(cnn_small_macs()), "mlp": train_flops(mlp_macs(widths))}
 print(f"\nroofline: fp32 GEMM peak {gemm:.1f} GFLOP/s on one core (1024-cubed torch.mm, one "
-      "thread, median repetition, same BLAS); matrix-product FLOPs per sample, forward and "
+      f"thread, median repetition, same BLAS and the kernels slimtrain chose: {kernels}); matrix-product FLOPs per sample, forward and "
       f"backward: cnn-small {flops['cnn-small'] / 1e6:.1f} M, mlp {flops['mlp'] / 1e6:.1f} M")
 print(f"  {'':54s}{'sps/rank':>10s}{'GFLOP/s/rank':>14s}{'of peak':>9s}")
 if have_peer:
@@ -330,7 +341,12 @@ peer_roof = roof.get("peer2", math.nan)
 print(f"RESULT train roofline model=cnn-small ranks=2 gemm_peak_gflops={gemm:.1f} "
       f"flops_per_sample={flops['cnn-small']:.0f} slimtrain_gflops_per_rank={roof['cnn2']:.1f} "
       f"slimtrain_fraction={ratio(roof['cnn2'], gemm):.3f} peer_gflops_per_rank={peer_roof:.1f} "
-      f"peer_fraction={ratio(peer_roof, gemm):.3f} target=0.60")
+      f"peer_fraction={ratio(peer_roof, gemm):.3f} target=0.60 gemm_kernels={kernels}")
 print(f"RESULT train gemm_scaling alone_gflops={alone:.1f} pair_gflops_each={pair:.1f} "
       f"efficiency={gemm_scaling:.3f}")
 EOF
+
+# The kernels slimtrain chose and what they are worth (kernels.sh), and bf16 against fp32 per
+# model on a CPU with native bf16 (bf16.sh); KERNELS=0 or BF16=0 leaves either out.
+if [ "${KERNELS:-1}" != 0 ]; then (unset OPENBLAS_CORETYPE; "$root/bench/train/kernels.sh" "$build"); fi
+if [ "${BF16:-1}" != 0 ]; then "$root/bench/train/bf16.sh" "$build"; fi
