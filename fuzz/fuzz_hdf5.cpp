@@ -46,7 +46,8 @@ void read_all(const std::string& name) {
       if (s.size > kMaxFuzzedSplit / info.sample_elements()) return;
     std::ostringstream report;
     inspect_dataset(name, /*validate=*/true, report);
-    // What ensure_normalisation computes for a file without mean/std needs MPI; any values do.
+    // What ensure_normalisation would compute for a file without mean/std is a whole pass over
+    // the split; any values do.
     if (info.mean.empty()) {
       info.mean.assign(static_cast<std::size_t>(info.channels()), 0.0f);
       info.std.assign(static_cast<std::size_t>(info.channels()), 1.0f);

@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <string>
 
+#include "slimtrain/cli/prep_job.hpp"
+#include "slimtrain/cli/shared_input.hpp"
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/idx_source.hpp"
-#include "slimtrain/data/prep.hpp"
-#include "slimtrain/data/shared_input.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace sd = slimtrain::data;
@@ -61,16 +61,16 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     // As `slimtrain prep idx` opens them: rank 0 gunzips, the others receive the bytes.
     auto open = [&](const std::string& path) {
-      return sd::open_input_shared(path, control, MPI_COMM_WORLD, 600.0);
+      return slimtrain::cli::open_input_shared(path, control, MPI_COMM_WORLD, 600.0);
     };
     sd::IdxSource train(open(files[0]), files[0], open(files[1]), files[1]);
     sd::IdxSource test(open(files[2]), files[2], open(files[3]), files[3]);
     const double read = seconds_since(start);
-    sd::PrepOptions options;
+    slimtrain::cli::PrepOptions options;
     options.output = out_name;
     options.force = true;
     options.val_fraction = 0.1;
-    sd::prepare_dataset(control, MPI_COMM_WORLD, train, &test, options);
+    slimtrain::cli::prepare_dataset(control, MPI_COMM_WORLD, train, &test, options);
     MPI_Barrier(MPI_COMM_WORLD);
     best_prep = std::min(best_prep, seconds_since(start));
     best_read = std::min(best_read, read);

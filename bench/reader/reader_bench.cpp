@@ -14,9 +14,9 @@
 #include <fstream>
 #include <string>
 
+#include "slimtrain/cli/prep_job.hpp"
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/idx_source.hpp"
-#include "slimtrain/data/prep.hpp"
 #include "slimtrain/data/train_loader.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
@@ -52,10 +52,10 @@ int main(int argc, char** argv) {
   if (file.empty()) {
     const std::string dir = "/usr/share/datasets/fashion-mnist";
     sd::IdxSource train(dir + "/train-images-idx3-ubyte.gz", dir + "/train-labels-idx1-ubyte.gz");
-    sd::PrepOptions options;
+    slimtrain::cli::PrepOptions options;
     options.output = (temp / "fashion.h5").string();
     slimtrain::comm::ControlPlane control(runtime, "bench");
-    sd::prepare_dataset(control, runtime.world(), train, nullptr, options);
+    slimtrain::cli::prepare_dataset(control, runtime.world(), train, nullptr, options);
     file = options.output;
   }
   std::printf(

@@ -11,10 +11,11 @@
 #include <filesystem>
 #include <set>
 
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/ckpt/verify.hpp"
+#include "slimtrain/core/dtype_name.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 
 namespace slimtrain::ckpt {
@@ -22,31 +23,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string dtype_name(torch::ScalarType type) {
-  switch (type) {
-    case torch::kFloat64:
-      return "float64";
-    case torch::kFloat32:
-      return "float32";
-    case torch::kFloat16:
-      return "float16";
-    case torch::kBFloat16:
-      return "bfloat16";
-    case torch::kInt64:
-      return "int64";
-    case torch::kInt32:
-      return "int32";
-    case torch::kInt16:
-      return "int16";
-    case torch::kInt8:
-      return "int8";
-    case torch::kUInt8:
-      return "uint8";
-    case torch::kBool:
-      return "bool";
-    default:
-      break;
-  }
-  SLIMTRAIN_THROW(Error, "checkpoint format has no dtype for torch type ", c10::toString(type));
+  std::string name = slimtrain::dtype_name(type);
+  if (name.empty())
+    SLIMTRAIN_THROW(Error, "checkpoint format has no dtype for torch type ", c10::toString(type));
+  return name;
 }
 
 torch::ScalarType scalar_type_from_name(const std::string& name, const std::string& context) {
@@ -72,7 +52,7 @@ void remove_stale_entries(const std::string& dir) {
     if (name.rfind(kTmpPrefix, 0) != 0) continue;
     log::info("checkpoint: removing stale ", entry.path().string(),
               " left by an interrupted write");
-    if (!remove_tree(entry.path().string()))
+    if (!files::remove_tree(entry.path().string()))
       log::warn("checkpoint: could not remove stale ", entry.path().string());
   }
 }
@@ -82,7 +62,7 @@ class TmpDirGuard {
  public:
   explicit TmpDirGuard(std::string path) : path_(std::move(path)) {}
   ~TmpDirGuard() {
-    if (!path_.empty() && !remove_tree(path_))
+    if (!path_.empty() && !files::remove_tree(path_))
       log::warn("checkpoint: could not remove temporary ", path_);
   }
   TmpDirGuard(const TmpDirGuard&) = delete;
@@ -93,23 +73,23 @@ class TmpDirGuard {
   std::string path_;
 };
 
-json file_record(const DurableFile& file, const std::string& name) {
-  return {{"name", name}, {"size", file.size()}, {"xxh3", hex64(file.checksum())}};
+json file_record(const files::DurableFile& file, const std::string& name) {
+  return {{"name", name}, {"size", file.size()}, {"xxh3", files::hex64(file.checksum())}};
 }
 
 void write_latest(const std::string& checkpoints, const std::string& target_name) {
   const std::string tmp = checkpoints + "/" + kTmpPrefix + "latest-" + std::to_string(::getpid());
   try {
-    DurableFile file(tmp);
+    files::DurableFile file(tmp);
     file.write(target_name + "\n");
     file.commit();
     crash_point("after-latest-tmp");
-    rename_checked(tmp, checkpoints + "/" + kLatestFile);
+    files::rename_checked(tmp, checkpoints + "/" + kLatestFile);
   } catch (...) {
-    remove_tree(tmp);
+    files::remove_tree(tmp);
     throw;
   }
-  fsync_directory(checkpoints);
+  files::fsync_directory(checkpoints);
   crash_point("after-latest");
 }
 
@@ -121,9 +101,9 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
     SLIMTRAIN_THROW(ConfigError, "checkpoint step must be >= 0, got ", state.step);
   std::error_code ec;
   if (!fs::is_directory(checkpoints, ec)) {
-    make_directories(checkpoints);
+    files::make_directories(checkpoints);
     // The new directory's own entry must survive a power loss too.
-    fsync_directory(fs::path(checkpoints).parent_path().string());
+    files::fsync_directory(fs::path(checkpoints).parent_path().string());
   }
   remove_stale_entries(checkpoints);
 
@@ -139,7 +119,7 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   json tensors = json::array();
   json blobs = json::array();
   {
-    DurableFile out(tmp + "/" + kTensorsFile);
+    files::DurableFile out(tmp + "/" + kTensorsFile);
     std::set<std::string> seen;
     std::uint64_t offset = 0;
     for (const TensorEntry& entry : state.tensors) {
@@ -172,7 +152,7 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
       SLIMTRAIN_THROW(ConfigError, "checkpoint blob name '", blob_name,
                       "' must be 1-100 characters of [A-Za-z0-9_.-]");
     const std::string file_name = blob_file_name(blob_name);
-    DurableFile out(tmp + "/" + file_name);
+    files::DurableFile out(tmp + "/" + file_name);
     out.write(bytes);
     out.commit();
     files.push_back(file_record(out, file_name));
@@ -186,7 +166,7 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
                 {"epoch_step", state.epoch_step},
                 {"meta", state.meta},
                 {"retention_metric", metric ? json(*metric) : json(nullptr)}};
-    DurableFile out(tmp + "/" + kStateFile);
+    files::DurableFile out(tmp + "/" + kStateFile);
     out.write(doc.dump(2) + "\n");
     out.commit();
     files.push_back(file_record(out, kStateFile));
@@ -200,11 +180,11 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
       {"blobs", blobs}};
   manifest["manifest_xxh3"] = manifest_self_checksum(manifest);
   {
-    DurableFile out(tmp + "/" + kManifestFile);
+    files::DurableFile out(tmp + "/" + kManifestFile);
     out.write(manifest.dump(1) + "\n");
     out.commit();
   }
-  fsync_directory(tmp);
+  files::fsync_directory(tmp);
   crash_point("after-manifest");
 
   if (fs::exists(final_dir, ec)) {
@@ -214,15 +194,15 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
     // between leaves no step-N, and the checkpoints before it loadable.
     const std::string old =
         checkpoints + "/" + kTmpPrefix + "replaced-" + name + "-" + std::to_string(::getpid());
-    rename_checked(final_dir, old);
-    rename_checked(tmp, final_dir);
+    files::rename_checked(final_dir, old);
+    files::rename_checked(tmp, final_dir);
     guard.release();
-    remove_tree(old);
+    files::remove_tree(old);
   } else {
-    rename_checked(tmp, final_dir);
+    files::rename_checked(tmp, final_dir);
     guard.release();
   }
-  fsync_directory(checkpoints);
+  files::fsync_directory(checkpoints);
   crash_point("after-rename");
   write_latest(checkpoints, name);
   return final_dir;
@@ -232,7 +212,7 @@ std::optional<std::string> read_latest_pointer(const std::string& checkpoints) {
   const std::string path = checkpoints + "/" + kLatestFile;
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
-  std::string text = read_whole_file(path);
+  std::string text = files::read_whole_file(path);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (!parse_step_dir_name(text)) {
     log::warn("checkpoint: ", path, " does not name a step directory: '", text, "'");
@@ -256,20 +236,20 @@ CheckpointState read_checkpoint(const std::string& dir, VerifyDepth depth) {
   }
 
   const std::string tensors_path = dir + "/" + kTensorsFile;
-  FileDescriptor fd = open_for_reading(tensors_path);
+  files::FileDescriptor fd = files::open_for_reading(tensors_path);
   for (const json& t : detail.manifest["tensors"]) {
     const std::string name = t["name"].get<std::string>();
     const auto shape = t["shape"].get<std::vector<std::int64_t>>();
     const auto type =
         scalar_type_from_name(t["dtype"].get<std::string>(), tensors_path + " '" + name + "'");
     torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
-    read_exact_at(fd.get(), tensors_path, tensor.data_ptr(), t["nbytes"].get<std::size_t>(),
-                  t["offset"].get<std::uint64_t>());
+    files::read_exact_at(fd.get(), tensors_path, tensor.data_ptr(), t["nbytes"].get<std::size_t>(),
+                         t["offset"].get<std::uint64_t>());
     state.tensors.push_back({name, tensor});
   }
   for (const json& b : detail.manifest["blobs"])
     state.blobs[b["name"].get<std::string>()] =
-        read_whole_file(dir + "/" + b["file"].get<std::string>());
+        files::read_whole_file(dir + "/" + b["file"].get<std::string>());
   return state;
 }
 

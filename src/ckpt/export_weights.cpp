@@ -4,10 +4,10 @@
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
@@ -101,8 +101,8 @@ std::string export_weights(const std::string& checkpoint, const std::string& out
   const CheckpointState state = read_checkpoint(dir);
   // HDF5's own stack dump would bury the one-line error SLIMTRAIN_CHECK_HDF5 already gives.
   data::silence_hdf5_errors();
-  write_file_atomically(output, force, "-o",
-                        [&](const std::string& tmp) { write_file(tmp, state, dir); });
+  files::write_file_atomically(output, force, "-o",
+                               [&](const std::string& tmp) { write_file(tmp, state, dir); });
   return dir;
 }
 

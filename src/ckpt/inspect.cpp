@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/ckpt/verify.hpp"
+#include "slimtrain/core/file_io.hpp"
 
 namespace slimtrain::ckpt {
 namespace fs = std::filesystem;
@@ -56,7 +56,7 @@ int inspect_checkpoint(const std::string& path, bool as_json) {
   if (!s.is_object()) {
     // Verification stops at the first problem; still show the counters when state.json parses.
     try {
-      s = json::parse(read_whole_file(dir + "/" + kStateFile));
+      s = json::parse(files::read_whole_file(dir + "/" + kStateFile));
     } catch (const std::exception&) {
       s = nullptr;
     }

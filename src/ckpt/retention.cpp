@@ -10,9 +10,9 @@
 #include <set>
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 
 namespace slimtrain::ckpt {
@@ -28,7 +28,7 @@ namespace {
 
 std::optional<double> stored_metric(const std::string& dir) {
   try {
-    const auto state = nlohmann::json::parse(read_whole_file(dir + "/" + kStateFile));
+    const auto state = nlohmann::json::parse(files::read_whole_file(dir + "/" + kStateFile));
     const auto& m = state.at("retention_metric");
     if (m.is_number()) return m.get<double>();
   } catch (const std::exception&) {
@@ -75,17 +75,18 @@ std::vector<std::string> apply_retention(const std::string& checkpoints,
     const std::string doomed =
         checkpoints + "/.tmp-delete-" + name + "-" + std::to_string(::getpid());
     try {
-      rename_checked(path, doomed);
+      files::rename_checked(path, doomed);
     } catch (const Error& e) {
       log::warn("checkpoint retention: ", e.what());
       continue;
     }
-    if (!remove_tree(doomed)) log::warn("checkpoint retention: could not fully remove ", doomed);
+    if (!files::remove_tree(doomed))
+      log::warn("checkpoint retention: could not fully remove ", doomed);
     removed.push_back(path);
   }
   if (!removed.empty()) {
     try {
-      fsync_directory(checkpoints);
+      files::fsync_directory(checkpoints);
     } catch (const Error& e) {
       log::warn("checkpoint retention: ", e.what());
     }

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 
 namespace slimtrain::ckpt {
 namespace fs = std::filesystem;
@@ -16,7 +16,7 @@ std::string manifest_self_checksum(const json& manifest) {
   json body = manifest;
   body.erase("manifest_xxh3");
   const std::string text = body.dump();
-  return hex64(XXH3_64bits(text.data(), text.size()));
+  return files::hex64(XXH3_64bits(text.data(), text.size()));
 }
 
 namespace {
@@ -56,7 +56,7 @@ VerifyDetail verify_unguarded(const std::string& dir, VerifyDepth depth) {
   if (!fs::exists(manifest_path, ec))
     return fail(manifest_path + ": missing (the write was interrupted before it finished)");
   try {
-    detail.manifest = json::parse(read_whole_file(manifest_path));
+    detail.manifest = json::parse(files::read_whole_file(manifest_path));
   } catch (const json::exception& e) {
     detail.manifest = nullptr;
     return fail(manifest_path + ": not valid JSON (" + e.what() + ")");
@@ -86,9 +86,9 @@ VerifyDetail verify_unguarded(const std::string& dir, VerifyDepth depth) {
                                                                 : "ok";
     } else {
       try {
-        const FileDigest digest = digest_file(path);
+        const files::FileDigest digest = files::digest_file(path);
         check.actual_size = digest.size;
-        check.actual_checksum = hex64(digest.checksum);
+        check.actual_checksum = files::hex64(digest.checksum);
         if (digest.size != check.expected_size)
           check.status = "size mismatch";
         else if (check.actual_checksum != check.expected_checksum)
@@ -147,7 +147,7 @@ VerifyDetail verify_unguarded(const std::string& dir, VerifyDepth depth) {
 
   const std::string state_path = dir + "/" + kStateFile;
   try {
-    detail.state = json::parse(read_whole_file(state_path));
+    detail.state = json::parse(files::read_whole_file(state_path));
   } catch (const std::exception& e) {
     return fail(state_path + ": not valid JSON (" + e.what() + ")");
   }

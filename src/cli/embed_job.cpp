@@ -3,9 +3,9 @@
 #include <array>
 #include <mutex>
 
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/data/eval_loader.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
@@ -77,7 +77,7 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
   data::EvalLoader loader(c.data, c.split, 0, 1, c.batch_size);
   const std::int64_t rows = loader.global_count();
   const std::int64_t width = net.embedding_dim();
-  ckpt::write_file_atomically(c.output, c.force, "-o", [&](const std::string& tmp) {
+  files::write_file_atomically(c.output, c.force, "-o", [&](const std::string& tmp) {
     const std::string where = "export --embeddings to " + c.output;
     std::lock_guard<std::recursive_mutex> lock(data::hdf5_mutex());
     data::silence_hdf5_errors();
@@ -107,8 +107,8 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
 std::string run_script_export(const EmbedJobConfig& c) {
   const eval::CheckpointModel loaded =
       eval::load_checkpoint_model(eval::resolve_checkpoint(c.checkpoint), c.model);
-  ckpt::write_file_atomically(c.output, c.force, "-o",
-                              [&](const std::string& tmp) { loaded.model->save_script(tmp); });
+  files::write_file_atomically(c.output, c.force, "-o",
+                               [&](const std::string& tmp) { loaded.model->save_script(tmp); });
   return loaded.checkpoint;
 }
 

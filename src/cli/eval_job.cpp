@@ -10,14 +10,14 @@
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/layout_probe.hpp"
-#include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
-#include "slimtrain/eval/evaluator.hpp"
-#include "slimtrain/eval/shard_pass.hpp"
+#include "slimtrain/eval/split_evaluation.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
+#include "slimtrain/train/device_setup.hpp"
+#include "slimtrain/train/normalisation_setup.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -47,7 +47,7 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
 int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
                         const EvalJobConfig& c) {
   runtime::keep_freed_memory();
-  const runtime::DeviceBinding device = runtime::bind_device(rt, control, c.device, c.threads);
+  const runtime::DeviceBinding device = train::bind_device(rt, control, c.device, c.threads);
   FaultPlan fault = FaultPlan::from_env();
   if (fault.armed(rt.rank(), FaultPhase::eval, 0)) fault.fire();
   data::DatasetInfo info = data::read_dataset_info(c.data);
@@ -78,20 +78,20 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
       io);
   comm::OpOptions stats_io = io;
   stats_io.tag = "normalisation";
-  data::ensure_normalisation(info, &control, stats_io);
+  train::share_normalisation(info, control, stats_io);
   log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")");
   if (device.kind == "cuda")
     loaded.model->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)));
   loaded.model->apply_memory_format("auto", device.kind == "cpu");  // as the trainer's default
 
-  eval::EvalPolicy policy;
-  policy.deadline_s = c.deadline_s;
-  policy.agree_timeout_s = c.deadline_s;
-  auto local = [&](std::int64_t batch) {
-    return eval::evaluate_shard(*loaded.model, info, c.split, rt.rank(), rt.size(), batch);
-  };
-  const eval::EvalOutcome o =
-      eval::evaluate(local, control, info.num_classes, info.class_names, c.batch_size, policy);
+  eval::SplitEvaluation what;
+  what.model = loaded.model.get();
+  what.info = &info;
+  what.split = c.split;
+  what.batch_size = c.batch_size;
+  what.policy.deadline_s = c.deadline_s;
+  what.policy.agree_timeout_s = c.deadline_s;
+  const eval::EvalOutcome o = eval::evaluate_split(what, control);
   if (!o.ok) SLIMTRAIN_THROW(CommError, "evaluation failed: ", o.reason);
   if (rt.rank() == 0) print_table(o, loaded, c, rt.size());
   return kExitOk;

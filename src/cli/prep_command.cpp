@@ -6,13 +6,14 @@
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/prep_images.hpp"
+#include "slimtrain/cli/prep_job.hpp"
+#include "slimtrain/cli/shared_input.hpp"
 #include "slimtrain/comm/agreement.hpp"
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/csv_source.hpp"
 #include "slimtrain/data/idx_source.hpp"
 #include "slimtrain/data/npy_source.hpp"
-#include "slimtrain/data/prep.hpp"
-#include "slimtrain/data/shared_input.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
@@ -93,7 +94,7 @@ int run_prep(const std::vector<std::string>& args) {
     SLIMTRAIN_THROW(ConfigError, "prep: give the input format: idx, csv, npy or images");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
   const std::string format = cl.get<std::string>("format");
-  data::PrepOptions options;
+  cli::PrepOptions options;
   options.output = cl.get<std::string>("output");
   options.val_fraction = cl.get<double>("val-fraction");
   require_range("--val-fraction", options.val_fraction, 0.0, 0.99);
@@ -118,7 +119,7 @@ int run_prep(const std::vector<std::string>& args) {
   // Raw inputs are mapped on every rank (each reads its records' pages); gzip ones are
   // decompressed once, on rank 0, and sent to the others.
   auto shared = [&](const std::string& path) {
-    return data::open_input_shared(path, *control, runtime.world(), options.io_timeout_s);
+    return cli::open_input_shared(path, *control, runtime.world(), options.io_timeout_s);
   };
   auto make_sources = [&] {
     if (format == "idx") {
@@ -161,10 +162,9 @@ int run_prep(const std::vector<std::string>& args) {
     control = std::make_unique<comm::ControlPlane>(runtime, "prep", cc);
     const auto started = std::chrono::steady_clock::now();
     comm::on_all_ranks(*control, make_sources);
-    const data::PrepResult result =
-        data::prepare_dataset(*control, runtime.world(), *train, test.get(), options);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const cli::PrepResult result =
+        cli::prepare_dataset(*control, runtime.world(), *train, test.get(), options);
+    const double seconds = seconds_since(started);
     log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
                     ", test ", result.test, " samples, ", result.num_classes, " classes, ",
                     runtime.size(), runtime.size() == 1 ? " rank" : " ranks", ", in ",

@@ -2,8 +2,8 @@
 
 #include <fstream>
 
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/comm/agreement.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/image_source.hpp"
 
@@ -41,8 +41,8 @@ data::ImageListing shared_listing(comm::ControlPlane& control, const std::string
 
 }  // namespace
 
-void make_image_sources(comm::ControlPlane& control, const CommandLine& cl,
-                        data::PrepOptions& options, std::unique_ptr<data::RecordSource>& train,
+void make_image_sources(comm::ControlPlane& control, const CommandLine& cl, PrepOptions& options,
+                        std::unique_ptr<data::RecordSource>& train,
                         std::unique_ptr<data::RecordSource>& test) {
   const data::ImageShape shape = parse_shape(cl);
   auto either = [&](const char* folder, const char* list, bool required) {
@@ -77,11 +77,11 @@ void make_image_sources(comm::ControlPlane& control, const CommandLine& cl,
       " uint8 (--resize ", cl.get<std::string>("resize"), ")");
 }
 
-void write_skip_report(const comm::ControlPlane& control, const data::PrepOptions& options,
-                       const data::PrepResult& result) {
+void write_skip_report(const comm::ControlPlane& control, const PrepOptions& options,
+                       const PrepResult& result) {
   if (control.rank() != 0) return;
   const std::string report = options.output + ".skipped.txt";
-  ckpt::write_file_atomically(report, true, "-o", [&](const std::string& tmp) {
+  files::write_file_atomically(report, true, "-o", [&](const std::string& tmp) {
     std::ofstream out(tmp);
     out << result.skipped.size() << " file" << (result.skipped.size() == 1 ? "" : "s")
         << " left out of " << options.output << " by --skip-bad\n";

@@ -2,9 +2,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/report/html_report.hpp"
 #include "slimtrain/report/summary.hpp"
 
@@ -56,7 +56,7 @@ int run_report(const std::vector<std::string>& args) {
   }
   // A reader (a browser reloading a live run's report) never sees half a file; the report of
   // a run is remade as it goes, so an existing one is replaced.
-  ckpt::write_file_atomically(output, /*force=*/true, "-o", [&](const std::string& tmp) {
+  files::write_file_atomically(output, /*force=*/true, "-o", [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << html;
     if (!out.flush()) SLIMTRAIN_THROW(ConfigError, "-o ", output, ": cannot write '", tmp, "'");

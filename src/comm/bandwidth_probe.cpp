@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "slimtrain/core/clock.hpp"
+
 namespace slimtrain::comm {
 namespace {
 constexpr double kLongEnough = 0.05;  // seconds: above timer and scheduling noise
@@ -28,8 +30,7 @@ double timed_all_reduce(DataPlane& data, ControlPlane& control, std::int64_t ele
   if (t.is_cuda()) torch::cuda::synchronize(t.device().index());
   const auto start = std::chrono::steady_clock::now();
   data.all_reduce(t, ReduceOp::sum, options);  // returns once the reduction has finished
-  const double mine =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double mine = seconds_since(start);
   return control.all_reduce(std::vector<double>{mine}, ReduceOp::max)[0];
 }
 }  // namespace

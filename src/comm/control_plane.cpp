@@ -1,5 +1,6 @@
 #include "slimtrain/comm/control_plane.hpp"
 
+#include "slimtrain/comm/words.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::comm {
@@ -71,7 +72,7 @@ std::string ControlPlane::broadcast(const std::string& text, int root, const OpO
   // Eight bytes per element: i64 is the narrowest type the communicator moves.
   auto words =
       std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>((length + 7) / 8));
-  if (rank() == root) std::copy(text.begin(), text.end(), reinterpret_cast<char*>(words->data()));
+  if (rank() == root) pack_bytes(text, words->data(), words->size());
   if (!words->empty())
     mpi_->broadcast_async(words->data(), words->size(), DType::i64, root, options, words)->wait();
   return std::string(reinterpret_cast<const char*>(words->data()),

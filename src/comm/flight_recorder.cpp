@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/log.hpp"
 
 namespace slimtrain::comm {
@@ -30,7 +31,7 @@ FlightRecorder::FlightRecorder(std::size_t capacity)
     : ring_(std::max<std::size_t>(1, capacity)), origin_(std::chrono::steady_clock::now()) {}
 
 double FlightRecorder::now_s() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+  return seconds_since(origin_);
 }
 
 FlightEntry* FlightRecorder::find(std::uint64_t seq) {

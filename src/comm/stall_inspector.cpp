@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "slimtrain/comm/words.hpp"
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/core/thread_name.hpp"
@@ -16,8 +17,8 @@ constexpr int kAnswerTag = 7302;
 // Inquiry: {inquiry, comm}. Answer: {inquiry, comm, known, issued, completed, current op (5),
 // busy comm, busy op (5), activity step, activity text (3)}.
 constexpr int kWords = 20;
-constexpr int kTagWords = 2;       // 16 characters
-constexpr int kActivityWords = 3;  // 24 characters
+constexpr int kTagWords = (kTagChars + 1) / 8;
+constexpr int kActivityWords = (kActivityChars + 1) / 8;
 // Polling period of the responder. Each MPI_Iprobe runs Open MPI's progress engine, which under
 // MPI_THREAD_MULTIPLE contends with the communicators' workers: at 5 ms the responder wanted a
 // core in a third of the samples (e2e_train_threads), beside the rank's compute thread. Inquiries
@@ -26,22 +27,6 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(50);
 
 std::mutex g_instance_mutex;
 std::weak_ptr<StallInspector> g_instance;
-
-std::mutex g_activity_mutex;
-char g_activity[kActivityWords * 8] = {};
-std::int64_t g_activity_step = -1;
-
-void pack_text(const std::string& text, std::int64_t* words, int n) {
-  char bytes[64] = {};
-  std::memcpy(bytes, text.data(), std::min<std::size_t>(text.size(), n * 8 - 1));
-  std::memcpy(words, bytes, static_cast<std::size_t>(n) * 8);
-}
-
-std::string unpack_text(const std::int64_t* words, int n) {
-  char bytes[65] = {};
-  std::memcpy(bytes, words, static_cast<std::size_t>(n) * 8);
-  return std::string(bytes, strnlen(bytes, static_cast<std::size_t>(n) * 8));
-}
 
 void pack_op(const OpSummary& op, std::int64_t* words) {
   words[0] = static_cast<std::int64_t>(op.seq);
@@ -59,115 +44,7 @@ OpSummary unpack_op(const std::int64_t* words) {
   return op;
 }
 
-// "evaluation at step 8, running all_reduce #3 of 816 bytes [eval-stats] on eval"
-std::string doing_now(const PeerProgress& p) {
-  std::string out;
-  if (!p.activity.empty()) {
-    out = p.activity;
-    if (p.activity_step >= 0) out += " at step " + std::to_string(p.activity_step);
-  }
-  std::string op;
-  if (p.current.seq != 0)
-    op = "running " + p.current.describe();
-  else if (!p.busy_comm.empty())
-    op = "running " + p.busy.describe() + " on " + p.busy_comm;
-  else
-    op = "in no collective";
-  return out.empty() ? op : out + ", " + op;
-}
 }  // namespace
-
-std::string with_thousands(std::uint64_t value) {
-  std::string digits = std::to_string(value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return digits;
-}
-
-std::string OpSummary::describe() const {
-  std::string out = std::string(to_string(kind)) + " #" + std::to_string(seq) + " of " +
-                    with_thousands(bytes) + " bytes";
-  if (!tag.empty()) out += " [" + tag + "]";
-  return out;
-}
-
-void Progress::set_current(std::uint64_t seq, OpKind kind, std::uint64_t bytes, const char* tag) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  current_.seq = seq;
-  current_.kind = kind;
-  current_.bytes = bytes;
-  current_.tag = tag ? std::string(tag, strnlen(tag, kTagWords * 8 - 1)) : std::string();
-}
-
-void Progress::clear_current(std::uint64_t seq) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (current_.seq == seq) current_ = OpSummary{};
-}
-
-OpSummary Progress::current() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return current_;
-}
-
-void set_activity(const char* what, std::int64_t step) {
-  std::lock_guard<std::mutex> lock(g_activity_mutex);
-  std::memset(g_activity, 0, sizeof g_activity);
-  std::strncpy(g_activity, what ? what : "", sizeof g_activity - 1);
-  g_activity_step = step;
-}
-
-StallReport analyse_stall(const OpSummary& mine, const std::vector<PeerProgress>& peers) {
-  StallReport report;
-  auto add = [&report](const PeerProgress& p, const std::string& why) {
-    report.missing.push_back(p.rank);
-    if (!report.description.empty()) report.description += ", ";
-    report.description += std::to_string(p.rank);
-    if (!p.host.empty()) report.description += " on " + p.host;
-    report.description += " (" + why + ")";
-  };
-  const std::uint64_t seq = mine.seq;
-  for (const PeerProgress& p : peers) {
-    if (!p.answered) {
-      add(p, "no answer");
-    } else if (!p.known) {
-      add(p, "has no such communicator");
-    } else if (p.issued < seq) {
-      add(p, "at seq " + std::to_string(p.issued) + "; now: " + doing_now(p));
-    }
-  }
-  if (report.missing.empty()) {
-    // Everyone issued the operation: a different one under the same number is a desync; else
-    // name the ranks whose communication is still behind.
-    for (const PeerProgress& p : peers) {
-      if (p.current.seq == seq && mine.kind != OpKind::none && !p.current.same_operation(mine)) {
-        add(p, "desync: it issued " + p.current.describe() + " where this rank issued " +
-                   mine.describe());
-      } else if (p.completed + 1 < seq) {
-        add(p, "issued it but still runs " + (p.current.seq != 0
-                                                  ? p.current.describe()
-                                                  : "seq " + std::to_string(p.completed + 1)));
-      }
-    }
-  }
-  if (report.missing.empty()) {
-    report.description = "none (every rank has issued seq " + std::to_string(seq) +
-                         "; the transport itself is slow or stuck)";
-  }
-  return report;
-}
-
-std::vector<int> inquiry_targets(int rank, int size) {
-  std::vector<int> targets;
-  if (size <= kAskEveryoneUpTo || rank == 0) {
-    for (int r = 0; r < size; ++r)
-      if (r != rank) targets.push_back(r);
-    return targets;
-  }
-  for (int r : {0, (rank + size - 1) % size, (rank + 1) % size})
-    if (r != rank && std::find(targets.begin(), targets.end(), r) == targets.end())
-      targets.push_back(r);
-  std::sort(targets.begin(), targets.end());
-  return targets;
-}
 
 std::shared_ptr<StallInspector> StallInspector::acquire(const runtime::Runtime& runtime) {
   std::lock_guard<std::mutex> lock(g_instance_mutex);
@@ -184,10 +61,11 @@ StallInspector::StallInspector(const runtime::Runtime& runtime) : hosts_(runtime
   SLIMTRAIN_CHECK_MPI(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_rank(control_, &rank_));
   SLIMTRAIN_CHECK_MPI(MPI_Comm_size(control_, &size_));
-  if (size_ > 1) responder_ = std::thread([this] {
-    name_this_thread("stall-watch");
-    respond_loop();
-  });
+  if (size_ > 1)
+    responder_ = std::thread([this] {
+      name_this_thread("stall-watch");
+      respond_loop();
+    });
 }
 
 StallInspector::~StallInspector() {
@@ -288,11 +166,9 @@ void StallInspector::answer(int dest, const std::int64_t* inquiry) {
       break;
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(g_activity_mutex);
-    words[16] = g_activity_step;
-    pack_text(g_activity, words + 17, kActivityWords);
-  }
+  const Activity activity = current_activity();
+  words[16] = activity.step;
+  pack_text(activity.what, words + 17, kActivityWords);
   send(dest, kAnswerTag, words);
 }
 

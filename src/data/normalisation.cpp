@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/split_reader.hpp"
@@ -77,43 +76,38 @@ void compute_train_normalisation(DatasetInfo& info) {
   moments.finish(reader.size(), info.mean, info.std);
 }
 
-void ensure_normalisation(DatasetInfo& info, comm::ControlPlane* control,
-                          const comm::OpOptions& options) {
+std::string normalisation_bytes(const DatasetInfo& info) {
+  std::string out(2 * info.mean.size() * sizeof(float), '\0');
+  std::memcpy(out.data(), info.mean.data(), info.mean.size() * sizeof(float));
+  std::memcpy(out.data() + info.mean.size() * sizeof(float), info.std.data(),
+              info.std.size() * sizeof(float));
+  return out;
+}
+
+bool set_normalisation_bytes(DatasetInfo& info, const std::string& bytes) {
+  const std::size_t channels = static_cast<std::size_t>(info.channels());
+  if (bytes.size() != 2 * channels * sizeof(float)) return false;
+  info.mean.resize(channels);
+  info.std.resize(channels);
+  std::memcpy(info.mean.data(), bytes.data(), channels * sizeof(float));
+  std::memcpy(info.std.data(), bytes.data() + channels * sizeof(float), channels * sizeof(float));
+  return true;
+}
+
+void log_computed_normalisation(const DatasetInfo& info) {
+  std::string values;
+  for (std::size_t c = 0; c < std::min<std::size_t>(info.mean.size(), 4); ++c)
+    values += detail::concat(c ? ", " : "", info.mean[c], "/", info.std[c]);
+  if (info.mean.size() > 4) values += detail::concat(", ... (", info.mean.size(), " in all)");
+  log::info(info.path, ": /train/x has no mean/std attributes: computed them from its ",
+            info.split_size("train"), " samples (mean/std ", values,
+            "); `slimtrain prep` writes them into the file");
+}
+
+void ensure_normalisation(DatasetInfo& info) {
   if (!info.mean.empty()) return;
-  const bool root = control == nullptr || control->rank() == 0;
-  std::string bytes;
-  if (control == nullptr) {
-    compute_train_normalisation(info);
-  } else {
-    bytes = comm::decide_on_root(
-        *control, 0,
-        [&] {
-          compute_train_normalisation(info);
-          std::string out(2 * info.mean.size() * sizeof(float), '\0');
-          std::memcpy(out.data(), info.mean.data(), info.mean.size() * sizeof(float));
-          std::memcpy(out.data() + info.mean.size() * sizeof(float), info.std.data(),
-                      info.std.size() * sizeof(float));
-          return out;
-        },
-        options);
-    const std::size_t channels = static_cast<std::size_t>(info.channels());
-    if (bytes.size() != 2 * channels * sizeof(float))
-      SLIMTRAIN_THROW(CommError, "normalisation from rank 0: ", bytes.size(), " bytes for ",
-                      channels, " channels");
-    info.mean.resize(channels);
-    info.std.resize(channels);
-    std::memcpy(info.mean.data(), bytes.data(), channels * sizeof(float));
-    std::memcpy(info.std.data(), bytes.data() + channels * sizeof(float), channels * sizeof(float));
-  }
-  if (root) {
-    std::string values;
-    for (std::size_t c = 0; c < std::min<std::size_t>(info.mean.size(), 4); ++c)
-      values += detail::concat(c ? ", " : "", info.mean[c], "/", info.std[c]);
-    if (info.mean.size() > 4) values += detail::concat(", ... (", info.mean.size(), " in all)");
-    log::info(info.path, ": /train/x has no mean/std attributes: computed them from its ",
-              info.split_size("train"), " samples (mean/std ", values,
-              "); `slimtrain prep` writes them into the file");
-  }
+  compute_train_normalisation(info);
+  log_computed_normalisation(info);
 }
 
 }  // namespace slimtrain::data

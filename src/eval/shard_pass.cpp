@@ -1,7 +1,6 @@
 #include "slimtrain/eval/shard_pass.hpp"
 
 #include "slimtrain/data/eval_loader.hpp"
-#include "slimtrain/data/normalisation.hpp"
 
 namespace slimtrain::eval {
 namespace {
@@ -14,14 +13,6 @@ struct EvalModeGuard {
   bool was_training;
 };
 }  // namespace
-
-EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
-                         const std::string& split, int rank, int world_size,
-                         std::int64_t batch_size, std::int64_t num_classes) {
-  data::DatasetInfo info = data::read_normalised_info(path);
-  info.num_classes = num_classes;
-  return evaluate_shard(model, info, split, rank, world_size, batch_size);
-}
 
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
                          const std::string& split, int rank, int world_size,

@@ -73,49 +73,25 @@ std::string ModelSpec::describe() const {
   return out.str();
 }
 
+// Every field under its own name; a key missing from an older file keeps the field's default
+// (cnn_layers: 5 before it existed).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelSpec, name, input_shape, num_classes,
+                                                mlp_widths, vit_patch, vit_dim, vit_depth,
+                                                vit_heads, cnn_width, cnn_layers, label_smoothing,
+                                                script_path, script_signature, logits_output,
+                                                model_loss, jit_optimize)
+
 nlohmann::json ModelSpec::to_json() const {
-  return {{"name", name},
-          {"input_shape", input_shape},
-          {"num_classes", num_classes},
-          {"mlp_widths", mlp_widths},
-          {"vit_patch", vit_patch},
-          {"vit_dim", vit_dim},
-          {"vit_depth", vit_depth},
-          {"vit_heads", vit_heads},
-          {"cnn_width", cnn_width},
-          {"cnn_layers", cnn_layers},
-          {"label_smoothing", label_smoothing},
-          {"script_path", script_path},
-          {"script_signature", script_signature},
-          {"logits_output", logits_output},
-          {"model_loss", model_loss},
-          {"jit_optimize", jit_optimize}};
+  return nlohmann::json(*this);
 }
 
 ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
-  ModelSpec spec;
   try {
     if (!j.is_object()) SLIMTRAIN_THROW(ConfigError, "model spec: expected a JSON object");
-    spec.name = j.value("name", spec.name);
-    spec.input_shape = j.value("input_shape", spec.input_shape);
-    spec.num_classes = j.value("num_classes", spec.num_classes);
-    spec.mlp_widths = j.value("mlp_widths", spec.mlp_widths);
-    spec.vit_patch = j.value("vit_patch", spec.vit_patch);
-    spec.vit_dim = j.value("vit_dim", spec.vit_dim);
-    spec.vit_depth = j.value("vit_depth", spec.vit_depth);
-    spec.vit_heads = j.value("vit_heads", spec.vit_heads);
-    spec.cnn_width = j.value("cnn_width", spec.cnn_width);
-    spec.cnn_layers = j.value("cnn_layers", spec.cnn_layers);  // absent before it existed: 5
-    spec.label_smoothing = j.value("label_smoothing", spec.label_smoothing);
-    spec.script_path = j.value("script_path", spec.script_path);
-    spec.script_signature = j.value("script_signature", spec.script_signature);
-    spec.logits_output = j.value("logits_output", spec.logits_output);
-    spec.model_loss = j.value("model_loss", spec.model_loss);
-    spec.jit_optimize = j.value("jit_optimize", spec.jit_optimize);
+    return j.get<ModelSpec>();
   } catch (const nlohmann::json::exception& e) {
     SLIMTRAIN_THROW(ConfigError, "model spec: ", e.what());
   }
-  return spec;
 }
 
 std::string ModelSpec::fingerprint() const {

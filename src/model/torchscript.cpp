@@ -4,6 +4,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "slimtrain/core/dtype_name.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::model {
@@ -19,25 +20,10 @@ std::string essence(const std::string& text) {
   return text.find("Traceback") == std::string::npos ? text.substr(0, text.find('\n')) : last;
 }
 
-std::string dtype_name(torch::ScalarType type) {
-  switch (type) {
-    case torch::kFloat:
-      return "float32";
-    case torch::kDouble:
-      return "float64";
-    case torch::kHalf:
-      return "float16";
-    case torch::kBFloat16:
-      return "bfloat16";
-    case torch::kLong:
-      return "int64";
-    case torch::kInt:
-      return "int32";
-    case torch::kBool:
-      return "bool";
-    default:
-      return c10::toString(type);
-  }
+// The element type as checkpoints name it, or LibTorch's own name for the rare others.
+std::string type_name(torch::ScalarType type) {
+  const std::string name = dtype_name(type);
+  return name.empty() ? std::string(c10::toString(type)) : name;
 }
 
 torch::jit::Module load_module(const std::string& path) {
@@ -58,7 +44,7 @@ torch::jit::Module load_module(const std::string& path) {
 std::string describe(const std::string& where, const c10::IValue& value) {
   if (!value.isTensor()) return where + " " + value.tagKind();
   const torch::Tensor& t = value.toTensor();
-  return where + " " + dtype_name(t.scalar_type()) + " " + format_shape(t.sizes()) + " (" +
+  return where + " " + type_name(t.scalar_type()) + " " + format_shape(t.sizes()) + " (" +
          format_bytes(static_cast<std::uint64_t>(t.numel()) * t.element_size()) + ")";
 }
 
@@ -95,10 +81,10 @@ TorchScriptClassifierImpl::TorchScriptClassifierImpl(const ModelSpec& spec)
 std::string TorchScriptClassifierImpl::signature(const torch::jit::Module& module) {
   std::ostringstream out;
   for (const auto& p : module.named_parameters(true))
-    out << "p " << p.name << ' ' << dtype_name(p.value.scalar_type()) << ' '
+    out << "p " << p.name << ' ' << type_name(p.value.scalar_type()) << ' '
         << format_shape(p.value.sizes()) << ';';
   for (const auto& b : module.named_buffers(true))
-    out << "b " << b.name << ' ' << dtype_name(b.value.scalar_type()) << ' '
+    out << "b " << b.name << ' ' << type_name(b.value.scalar_type()) << ' '
         << format_shape(b.value.sizes()) << ';';
   return out.str();
 }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +14,10 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "slimtrain/core/clock.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 
 namespace slimtrain::runtime {
 namespace {
@@ -54,16 +57,6 @@ std::string cache_key(const BlasInfo& blas) {
   return hex;
 }
 
-bool make_directories(const std::string& path) {
-  for (std::size_t at = 1; at <= path.size(); ++at) {
-    if (at != path.size() && path[at] != '/') continue;
-    const std::string part = path.substr(0, at);
-    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && access(path.c_str(), W_OK) == 0;
-}
-
 // The cached decision for `key`, if the file holds one for it.
 bool read_cached(const std::string& file, const std::string& key, KernelChoice& out) {
   std::ifstream in(file);
@@ -75,22 +68,19 @@ bool read_cached(const std::string& file, const std::string& key, KernelChoice& 
   return !out.rates.empty();
 }
 
-// Written whole under another name and renamed, so a reader never sees half a decision.
+// Written whole under another name and renamed (core/file_io), so a reader never sees half a
+// decision; false when the directory cannot take it.
 bool write_cached(const std::string& file, const std::string& key, const KernelChoice& choice) {
-  const std::string temp = file + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temp);
-    out << "key " << key << "\n" << choice.serialise();
-    if (!out.flush()) {
-      std::remove(temp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(temp.c_str(), file.c_str()) != 0) {
-    std::remove(temp.c_str());
+  try {
+    files::write_file_atomically(file, true, "SLIMTRAIN_CACHE_DIR", [&](const std::string& tmp) {
+      std::ofstream out(tmp);
+      out << "key " << key << "\n" << choice.serialise();
+      if (!out.flush()) SLIMTRAIN_THROW(Error, "cannot write ", tmp);
+    });
+    return true;
+  } catch (const Error&) {
     return false;
   }
-  return true;
 }
 
 KernelChoice measure_all(std::string& why) {
@@ -228,7 +218,13 @@ KernelChoice choose_openblas_kernels(const BlasInfo& blas, const std::string& ca
     return choice;
   }
   std::string why;
-  if (cache_dir.empty() || !make_directories(cache_dir)) {
+  bool usable = !cache_dir.empty();
+  try {
+    if (usable) files::make_directories(cache_dir);
+  } catch (const Error&) {
+    usable = false;
+  }
+  if (!usable || access(cache_dir.c_str(), W_OK) != 0) {
     // Nowhere to agree on a decision: each rank measuring beside the others would time a busy
     // core, so none does.
     choice.how = "no cache directory (" + (cache_dir.empty() ? "HOME unset" : cache_dir) +
@@ -242,10 +238,9 @@ KernelChoice choose_openblas_kernels(const BlasInfo& blas, const std::string& ca
     choice.how = "cannot open " + lock_path + ": " + std::strerror(errno);
     return choice;
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   while (flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-        lock_wait_s) {
+    if (seconds_since(start) > lock_wait_s) {
       close(lock);
       choice.how = "another process held " + lock_path + " for " +
                    std::to_string(static_cast<int>(lock_wait_s)) + " s";

@@ -4,7 +4,6 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "slimtrain/core/error.hpp"
@@ -18,21 +17,6 @@
 namespace slimtrain::runtime {
 namespace {
 #ifdef SLIMTRAIN_HAVE_NCCL
-
-// Text travels over the control plane as int64 words: a fixed 64-byte slot per rank.
-constexpr std::size_t kSlotWords = 8;
-
-std::vector<std::int64_t> pack_slot(const std::string& text) {
-  std::vector<std::int64_t> words(kSlotWords, 0);
-  std::memcpy(words.data(), text.data(), std::min(text.size(), kSlotWords * 8 - 1));
-  return words;
-}
-
-std::string unpack_slot(const std::int64_t* words) {
-  const char* p = reinterpret_cast<const char*>(words);
-  return std::string(p, strnlen(p, kSlotWords * 8));
-}
-
 std::string device_uuid(int index) {
   cudaDeviceProp prop{};
   SLIMTRAIN_CHECK_CUDA(cudaGetDeviceProperties(&prop, index));
@@ -45,53 +29,7 @@ std::string device_uuid(int index) {
   }
   return out;
 }
-
-// Every check is agreed before the next step, so all ranks fail alike and none waits in a
-// collective a failed rank never joins; the device is set only once no two ranks share it (on
-// GPUs in exclusive-process mode the second context would fail with a raw CUDA error).
-int bind_gpu(const Runtime& runtime, comm::ControlPlane& control) {
-  auto agreed = [&control](std::string problem, const char* elsewhere) {
-    if (control.agree(problem.empty())) return;
-    throw ConfigError(problem.empty() ? std::string(elsewhere) : problem, __FILE__, __LINE__);
-  };
-  int count = 0;
-  std::string why;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
-    // Without a driver the runtime reports an error rather than zero devices.
-    why = cudaGetErrorString(rc);
-    count = 0;
-  }
-  std::string problem;
-  int index = -1;
-  try {
-    index = choose_gpu(runtime.local_rank(), runtime.local_size(), count, runtime.hostname(), why);
-  } catch (const ConfigError& e) {
-    problem = e.what();
-  }
-  agreed(problem, "--device cuda: another rank has no usable GPU (see its error)");
-  if (!torch::cuda::is_available())
-    problem =
-        "--device cuda: this slimtrain's LibTorch was built without CUDA (Debian's libtorch is "
-        "CPU-only); build against a CUDA LibTorch, see INSTALL.md";
-  agreed(problem, "--device cuda: another rank's LibTorch has no CUDA (see its error)");
-
-  std::vector<std::int64_t> mine = pack_slot(runtime.hostname());
-  const std::vector<std::int64_t> uuid = pack_slot(device_uuid(index));
-  mine.insert(mine.end(), uuid.begin(), uuid.end());
-  const std::vector<std::int64_t> all = control.all_gather(mine);
-  std::vector<GpuIdentity> gpus;
-  for (int r = 0; r < runtime.size(); ++r) {
-    const std::int64_t* slot = all.data() + static_cast<std::size_t>(r) * 2 * kSlotWords;
-    gpus.push_back({unpack_slot(slot), unpack_slot(slot + kSlotWords)});
-  }
-  const std::string shared = shared_gpu(gpus);  // the same verdict on every rank
-  if (!shared.empty()) throw ConfigError(shared, __FILE__, __LINE__);
-  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));
-  return index;
-}
 #endif
-
 }  // namespace
 
 std::string DeviceBinding::describe() const {
@@ -139,24 +77,56 @@ std::string shared_gpu(const std::vector<GpuIdentity>& gpus) {
   return "";
 }
 
-DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
-                          const std::string& device, int threads) {
+GpuChoice find_gpu(const Runtime& runtime) {
+  GpuChoice gpu;
+#ifdef SLIMTRAIN_HAVE_NCCL
+  int count = 0;
+  std::string why;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    // Without a driver the runtime reports an error rather than zero devices.
+    why = cudaGetErrorString(rc);
+    count = 0;
+  }
+  try {
+    gpu.index =
+        choose_gpu(runtime.local_rank(), runtime.local_size(), count, runtime.hostname(), why);
+    if (!torch::cuda::is_available()) {
+      gpu.problem =
+          "--device cuda: this slimtrain's LibTorch was built without CUDA (Debian's libtorch is "
+          "CPU-only); build against a CUDA LibTorch, see INSTALL.md";
+    } else {
+      gpu.uuid = device_uuid(gpu.index);
+    }
+  } catch (const Error& e) {
+    gpu.problem = e.what();
+  }
+#else
+  (void)runtime;
+  gpu.problem =
+      "--device cuda: this slimtrain was built without CUDA (configure with "
+      "-DSLIMTRAIN_WITH_NCCL=ON on a CUDA machine)";
+#endif
+  return gpu;
+}
+
+void use_gpu(int index) {
+#ifdef SLIMTRAIN_HAVE_NCCL
+  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));
+#else
+  SLIMTRAIN_THROW(ConfigError, "GPU ", index, ": this slimtrain was built without CUDA");
+#endif
+}
+
+DeviceBinding bind_threads(const Runtime& runtime, const std::string& device, int gpu_index,
+                           int threads) {
+  if (device != "cpu" && device != "cuda")
+    SLIMTRAIN_THROW(ConfigError, "--device: unknown device '", device, "' (expected cpu or cuda)");
   DeviceBinding binding;
+  binding.kind = device;
+  binding.index = device == "cuda" ? gpu_index : -1;
   binding.cores = runtime.cores();
   binding.threads = choose_threads(threads, binding.cores);
-  if (device == "cuda") {
-#ifdef SLIMTRAIN_HAVE_NCCL
-    binding.index = bind_gpu(runtime, control);
-#else
-    (void)control;
-    SLIMTRAIN_THROW(ConfigError,
-                    "--device cuda: this slimtrain was built without CUDA "
-                    "(configure with -DSLIMTRAIN_WITH_NCCL=ON on a CUDA machine)");
-#endif
-  } else if (device != "cpu") {
-    SLIMTRAIN_THROW(ConfigError, "--device: unknown device '", device, "' (expected cpu or cuda)");
-  }
-  binding.kind = device;
   at::set_num_threads(binding.threads);
   binding.blas = detect_blas();
   binding.blas_threads = set_blas_threads(binding.blas, binding.threads);

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/runtime/blas_kernels.hpp"
 
 extern char** environ;
@@ -31,10 +32,6 @@ constexpr int kProbeRepeats = 8;
 using Sgemm = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
                        const float*, const int*, const float*, const int*, const float*, float*,
                        const int*);
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The child's environment: the parent's, with the kernel set named (or OpenBLAS left to choose)
 // and one thread, so every set is timed on one core as a rank with --threads 1 runs it.
@@ -109,7 +106,7 @@ bool measure_kernels(const std::string& requested, double timeout_s, KernelRate&
     return false;
   }
   std::string text;
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   bool late = false;
   for (;;) {
     const double left = timeout_s - seconds_since(start);
@@ -166,7 +163,7 @@ int run_kernel_probe_child() {
   const float one = 1.0f, zero = 0.0f;
   double best = 1e30;
   for (int r = 0; r <= kProbeRepeats; ++r) {  // the first is the warm-up
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     sgemm("N", "N", &n, &n, &n, &one, a.data(), &n, b.data(), &n, &zero, c.data(), &n);
     if (r > 0) best = std::min(best, seconds_since(start));
   }

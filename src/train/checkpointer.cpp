@@ -4,18 +4,13 @@
 #include <thread>
 
 #include "slimtrain/ckpt/torch_state.hpp"
-#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/progress.hpp"
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 
 namespace slimtrain::train {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // The CPU generator's state (nothing in training draws from it today; a model with dropout would),
 // so a resumed run draws the same numbers as an uninterrupted one.
@@ -123,8 +118,7 @@ void Checkpointer::settle_before_abort() {
   constexpr double kPeerGraceSeconds = 5.0;
   const double limit =
       s_.rt.rank() == 0 ? s_.io_deadline(s_.checkpoint_bytes_estimate()) : kPeerGraceSeconds;
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(limit));
+  const auto until = after(limit);
   while (Clock::now() < until && (s_.rt.rank() != 0 || manager_.busy()))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }

@@ -1,11 +1,10 @@
 #include "slimtrain/train/evaluation.hpp"
 
-#include <chrono>
-
-#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/progress.hpp"
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
-#include "slimtrain/eval/shard_pass.hpp"
+#include "slimtrain/eval/split_evaluation.hpp"
 
 namespace slimtrain::train {
 
@@ -43,17 +42,19 @@ std::string describe_eval_splits(const Session& s) {
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,
                                  std::int64_t step, bool with_confusion) {
   comm::set_activity(purpose, step);
-  const auto started = std::chrono::steady_clock::now();
-  auto local_pass = [&](std::int64_t batch_size) {
+  const auto started = Clock::now();
+  eval::SplitEvaluation what;
+  what.model = s.model.get();
+  what.info = &s.info;
+  what.split = split;
+  what.batch_size = s.cfg.eval_batch_size;
+  what.policy.deadline_s = s.cfg.eval_deadline_s;
+  what.policy.agree_timeout_s = s.cfg.collective_timeout_s + s.cfg.eval_deadline_s;
+  what.policy.retries = s.cfg.eval_retries;
+  what.before_pass = [&] {
     if (s.fault.armed(s.rt.rank(), FaultPhase::eval, step)) s.fault.fire();
-    return eval::evaluate_shard(*s.model, s.info, split, s.rt.rank(), s.rt.size(), batch_size);
   };
-  eval::EvalPolicy policy;
-  policy.deadline_s = s.cfg.eval_deadline_s;
-  policy.agree_timeout_s = s.cfg.collective_timeout_s + s.cfg.eval_deadline_s;
-  policy.retries = s.cfg.eval_retries;
-  eval::EvalOutcome o = eval::evaluate(local_pass, *s.eval_control, s.info.num_classes,
-                                       s.info.class_names, s.cfg.eval_batch_size, policy);
+  const eval::EvalOutcome o = eval::evaluate_split(what, *s.eval_control);
   s.run_log->end_progress_line();
   if (o.ok) {
     log::info_rank0(purpose, " on '", split, "' at step ", step, ": ", o.metrics.summary());
@@ -62,8 +63,7 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
     fields["split"] = split;
     if (with_confusion) fields["confusion"] = o.metrics.confusion_json();
     fields["bytes_sent"] = o.bytes_sent;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds = seconds_since(started);
     fields["seconds"] = seconds;
     // All ranks' samples over the evaluation's wall time, agreement included.
     fields["samples_per_s"] = seconds > 0 ? static_cast<double>(o.metrics.count) / seconds : 0.0;

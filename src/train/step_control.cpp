@@ -6,7 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/stall_report.hpp"
+#include "slimtrain/comm/words.hpp"
 #include "slimtrain/core/log.hpp"
 
 namespace slimtrain::train {
@@ -31,7 +32,8 @@ enum Slot {
 
 // Desync diagnosis: each rank shares its latest data-plane operations, 6 words each.
 constexpr std::size_t kShared = 16;
-constexpr std::size_t kOpWords = 6;
+constexpr std::size_t kOpWords = 6;  // seq, kind, dtype, count, tag
+constexpr std::size_t kTagWords = 2;
 
 std::int64_t as_signed(std::uint64_t v) {
   std::int64_t out = 0;
@@ -70,9 +72,7 @@ std::vector<std::int64_t> pack(const std::vector<comm::IssuedOp>& ops) {
     w[1] = static_cast<std::int64_t>(ops[i].kind);
     w[2] = static_cast<std::int64_t>(ops[i].dtype);
     w[3] = static_cast<std::int64_t>(ops[i].count);
-    char tag[16] = {};
-    std::strncpy(tag, ops[i].tag.c_str(), sizeof tag - 1);
-    std::memcpy(w + 4, tag, sizeof tag);
+    comm::pack_text(ops[i].tag, w + 4, kTagWords);
   }
   return words;
 }
@@ -87,9 +87,7 @@ std::vector<comm::IssuedOp> unpack(const std::int64_t* words) {
     op.kind = static_cast<comm::OpKind>(w[1]);
     op.dtype = static_cast<comm::DType>(w[2]);
     op.count = static_cast<std::uint64_t>(w[3]);
-    char tag[17] = {};
-    std::memcpy(tag, w + 4, 16);
-    op.tag = tag;
+    op.tag = comm::unpack_text(w + 4, kTagWords);
     ops.push_back(op);
   }
   return ops;

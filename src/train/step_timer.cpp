@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/progress.hpp"
 
 namespace slimtrain::train {
 namespace {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/layout_probe.hpp"
@@ -24,12 +25,6 @@
 
 namespace slimtrain::train {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // Steady-state throughput for the done event: the steps after a warm-up of one log window (at
 // most half of this launch's steps), without the time of evaluations and checkpoints.

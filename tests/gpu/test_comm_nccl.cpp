@@ -10,6 +10,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/runtime.hpp"
+#include "slimtrain/train/device_setup.hpp"
 #ifdef SLIMTRAIN_HAVE_NCCL
 #include <cuda_runtime_api.h>
 #endif
@@ -50,7 +51,7 @@ TEST(NcclDataPlane, ChunkedCollectivesOnDeviceTensors) {
   std::string why;
   if (!have_cuda(why)) GTEST_SKIP() << why;
   comm::ControlPlane control(rt(), "control");
-  const auto binding = runtime::bind_device(rt(), control, "cuda", 0);
+  const auto binding = train::bind_device(rt(), control, "cuda", 0);
   const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(binding.index));
   comm::CommConfig config;
   config.chunk_bytes = 1024;  // several pieces in one NCCL group

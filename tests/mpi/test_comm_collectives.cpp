@@ -13,7 +13,7 @@
 #include "mpi_runtime.hpp"
 #include "slimtrain/comm/communicator.hpp"
 #include "slimtrain/comm/half.hpp"
-#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/progress.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #ifdef SLIMTRAIN_HAVE_NCCL

@@ -10,12 +10,13 @@
 #include <filesystem>
 
 #include "mpi_runtime.hpp"
+#include "slimtrain/cli/prep_job.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/eval_loader.hpp"
 #include "slimtrain/data/normalisation.hpp"
-#include "slimtrain/data/prep.hpp"
 #include "slimtrain/data/split_reader.hpp"
 #include "slimtrain/data/train_loader.hpp"
+#include "slimtrain/train/normalisation_setup.hpp"
 
 namespace sd = slimtrain::data;
 namespace fs = std::filesystem;
@@ -71,11 +72,12 @@ class DataLoaderTest : public ::testing::Test {
     if (world_rank() == 0) fs::remove_all(dir_);
   }
   std::string make_file(std::int64_t n_train, std::int64_t n_test, std::size_t chunk_bytes = 64) {
-    sd::PrepOptions options;
+    slimtrain::cli::PrepOptions options;
     options.output = dir_ + "/d.h5";
     options.chunk_bytes = chunk_bytes;
     CountingSource train(n_train), test(n_test);
-    sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, &test, options);
+    slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, &test,
+                                    options);
     return options.output;
   }
   // Rows of a batch, recovered from x[:, 0] = (row - mean) / std.
@@ -114,15 +116,15 @@ TEST_F(DataLoaderTest, LoadTimeStatisticsEqualPrepsAndReachEveryRank) {
   info.mean.clear();
   info.std.clear();
   EXPECT_THROW(sd::SplitReader(info, "train"), slimtrain::Error);
-  sd::ensure_normalisation(info, &slimtrain_test::control());
+  slimtrain::train::share_normalisation(info, slimtrain_test::control());
   ASSERT_EQ(info.mean.size(), 2u);
   for (std::size_t c = 0; c < 2; ++c) {
     EXPECT_NEAR(info.mean[c], written.mean[c], 1e-4 * std::abs(written.mean[c]) + 1e-6);
     EXPECT_NEAR(info.std[c], written.std[c], 1e-4 * written.std[c]);
   }
   sd::DatasetInfo again = info;
-  sd::ensure_normalisation(again,
-                           &slimtrain_test::control());  // known: nothing recomputed, nothing sent
+  // Known: nothing recomputed, nothing sent.
+  slimtrain::train::share_normalisation(again, slimtrain_test::control());
   EXPECT_EQ(again.mean, info.mean);
 }
 
@@ -241,13 +243,14 @@ TEST_F(DataLoaderTest, EvaluationSeesEverySampleExactlyOnce) {
 }
 
 TEST_F(DataLoaderTest, ABadRowOnTheLastRankFailsEveryRankAndLeavesNothing) {
-  sd::PrepOptions options;
+  slimtrain::cli::PrepOptions options;
   options.output = dir_ + "/bad.h5";
   const std::int64_t n = 41;
   CountingSource train(n, n - 1);  // the last row: converted by the last rank
   std::string message;
   try {
-    sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, nullptr, options);
+    slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, nullptr,
+                                    options);
   } catch (const slimtrain::DataError& e) {
     message = e.what();
   }
@@ -258,21 +261,22 @@ TEST_F(DataLoaderTest, ABadRowOnTheLastRankFailsEveryRankAndLeavesNothing) {
   // Labels past --num-classes are found by whichever rank holds them, and agreed on.
   options.num_classes = 3;
   CountingSource labelled(n);
-  EXPECT_THROW(
-      sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options),
-      slimtrain::DataError);
+  EXPECT_THROW(slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled,
+                                               nullptr, options),
+               slimtrain::DataError);
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_TRUE(fs::is_empty(dir_));
 
   // An existing output without --force: refused on every rank, file untouched.
   options.num_classes = 0;
-  sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options);
-  EXPECT_THROW(
-      sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options),
-      slimtrain::ConfigError);
+  slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr,
+                                  options);
+  EXPECT_THROW(slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled,
+                                               nullptr, options),
+               slimtrain::ConfigError);
   options.force = true;
-  EXPECT_NO_THROW(
-      sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, labelled, nullptr, options));
+  EXPECT_NO_THROW(slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD,
+                                                  labelled, nullptr, options));
 }
 
 TEST_F(DataLoaderTest, LoaderRejectsTooFewSamplesAndMissingSplits) {

@@ -14,9 +14,10 @@
 #include <thread>
 
 #include "mpi_runtime.hpp"
+#include "slimtrain/cli/prep_job.hpp"
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/prep.hpp"
+#include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/eval/evaluator.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
 #include "slimtrain/model/classifier.hpp"
@@ -30,6 +31,13 @@ namespace fs = std::filesystem;
 namespace {
 
 using slimtrain_test::rt;
+
+// The file's layout with its mean/std and `classes` classes, as the jobs give it to a shard pass.
+sd::DatasetInfo shard_info(const std::string& path, std::int64_t classes) {
+  sd::DatasetInfo info = sd::read_normalised_info(path);
+  info.num_classes = classes;
+  return info;
+}
 
 // Sample i: a pseudo-random pattern (so an untrained model predicts several classes), label
 // (3i + 1) mod C. Deterministic on every rank.
@@ -77,12 +85,13 @@ class EvalDistributedTest : public ::testing::Test {
 
   std::string make_file(const std::string& file, std::int64_t n_test,
                         const std::vector<std::int64_t>& shape, std::int64_t classes) {
-    sd::PrepOptions options;
+    slimtrain::cli::PrepOptions options;
     options.output = dir_ + "/" + file;
     options.num_classes = classes;
     options.chunk_bytes = 256;  // several chunks per share
     PatternSource train(32, shape, classes), test(n_test, shape, classes);
-    sd::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, &test, options);
+    slimtrain::cli::prepare_dataset(slimtrain_test::control(), MPI_COMM_WORLD, train, &test,
+                                    options);
     return options.output;
   }
 
@@ -124,7 +133,7 @@ TEST_P(EvalMatchesSingleProcess, CountsConfusionAndLossEqualTheWholeSplitOnOneRa
 
   // The reference: the whole split on this rank alone, same code path, another batch size.
   const se::EvalStats reference =
-      se::evaluate_shard(*model, path, "test", 0, 1, param.batch + 5, classes);
+      se::evaluate_shard(*model, shard_info(path, classes), "test", 0, 1, param.batch + 5);
   ASSERT_EQ(reference.count(), param.n_test);
   std::set<std::int64_t> predicted_classes;
   for (std::int64_t t = 0; t < classes; ++t) {
@@ -147,8 +156,8 @@ TEST_P(EvalMatchesSingleProcess, CountsConfusionAndLossEqualTheWholeSplitOnOneRa
   policy.agree_timeout_s = 30;
   std::int64_t local_count = -1;
   auto local = [&](std::int64_t batch) {
-    se::EvalStats s =
-        se::evaluate_shard(*model, path, "test", rt().rank(), rt().size(), batch, classes);
+    se::EvalStats s = se::evaluate_shard(*model, shard_info(path, classes), "test", rt().rank(),
+                                         rt().size(), batch);
     local_count = s.count();
     return s;
   };
@@ -217,7 +226,8 @@ TEST_F(EvalDistributedTest, BytesSentAreTheStatisticsOnlyWhateverTheHiddenWidth)
     policy.deadline_s = 30;
     policy.agree_timeout_s = 30;
     auto local = [&](std::int64_t batch) {
-      return se::evaluate_shard(*model, path, "test", rt().rank(), rt().size(), batch, classes);
+      return se::evaluate_shard(*model, shard_info(path, classes), "test", rt().rank(), rt().size(),
+                                batch);
     };
     const se::EvalOutcome o = se::evaluate(local, *comm, classes, {}, 16, policy);
     ASSERT_TRUE(o.ok) << o.reason;

@@ -2,7 +2,7 @@
 # evaluating the whole split; the bytes an evaluation sends; skip and retry agreed everywhere.
 slimtrain_add_gtest(NAME mpi_eval TIER mpi NP 1 2 3 4 TIMEOUT 90 CASE_TIMEOUT 40
   SOURCES test_eval_distributed.cpp
-  LIBS slimtrain_eval)
+  LIBS slimtrain_eval slimtrain_prep)
 slimtrain_use_torch(mpi_eval)
 # Replicas bit-identical after N steps of bucketed gradient sync, overlap on and off.
 slimtrain_add_gtest(NAME mpi_train_replicas TIER mpi NP 2 3 4 TIMEOUT 90 CASE_TIMEOUT 40

@@ -13,6 +13,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/runtime.hpp"
+#include "slimtrain/train/device_setup.hpp"
 #ifdef SLIMTRAIN_HAVE_NCCL
 #include <cuda_runtime_api.h>
 #endif
@@ -157,20 +158,20 @@ TEST(SingleRank, DecisionsOnRootReachEveryRankAsAnswerOrError) {
 
 TEST(SingleRank, BindCpuDevice) {
   ControlPlane control(rt(), "control");
-  const runtime::DeviceBinding b = runtime::bind_device(rt(), control, "cpu", 0);
+  const runtime::DeviceBinding b = train::bind_device(rt(), control, "cpu", 0);
   EXPECT_EQ(b.kind, "cpu");
   EXPECT_GE(b.threads, 1);
   EXPECT_EQ(at::get_num_threads(), b.threads);
-  EXPECT_EQ(runtime::bind_device(rt(), control, "cpu", 1).threads, 1);
+  EXPECT_EQ(train::bind_device(rt(), control, "cpu", 1).threads, 1);
   EXPECT_EQ(at::get_num_threads(), 1);
-  EXPECT_THROW(runtime::bind_device(rt(), control, "gpu", 0), ConfigError);
+  EXPECT_THROW(train::bind_device(rt(), control, "gpu", 0), ConfigError);
   // No GPU here (or no CUDA build): cuda must be refused with a clear error, never crash.
   int devices = 0;
 #ifdef SLIMTRAIN_HAVE_NCCL
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
 #endif
   if (devices == 0) {
-    EXPECT_THROW(runtime::bind_device(rt(), control, "cuda", 0), ConfigError);
+    EXPECT_THROW(train::bind_device(rt(), control, "cuda", 0), ConfigError);
   }
 }
 

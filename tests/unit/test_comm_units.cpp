@@ -10,7 +10,7 @@
 #include "slimtrain/comm/chunking.hpp"
 #include "slimtrain/comm/flight_recorder.hpp"
 #include "slimtrain/comm/half.hpp"
-#include "slimtrain/comm/stall_inspector.hpp"
+#include "slimtrain/comm/stall_report.hpp"
 #include "slimtrain/comm/types.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/runtime/affinity.hpp"

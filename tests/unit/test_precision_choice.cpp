@@ -6,41 +6,49 @@
 
 using slimtrain::ConfigError;
 using slimtrain::train::bf16_measurement;
+using slimtrain::train::Bf16Support;
 using slimtrain::train::choose_precision;
 
-TEST(PrecisionChoice, AutoTakesBf16WhereTheTableMeasuredItFasterOnANativeBf16Cpu) {
+TEST(PrecisionChoice, AutoFollowsTheMeasurementForTheCpusKind) {
   for (const char* model : {"cnn-small", "cnn-bn", "mlp", "vit-tiny"}) {
     const auto* m = bf16_measurement(model);
     ASSERT_NE(m, nullptr) << model;
-    const auto c = choose_precision("auto", model, "cpu", true);
-    // Each built-in model's row: faster, and within 0.5 point of fp32's accuracy.
-    const bool pays = m->speedup > 1.0 && m->accuracy >= -0.005;
-    EXPECT_EQ(c.bf16(), pays) << model;
-    EXPECT_NE(c.reason.find(std::string("--precision auto: ") + model + " measured"),
-              std::string::npos)
-        << c.reason;
+    for (const Bf16Support cpu : {Bf16Support::amx, Bf16Support::avx512}) {
+      const double speedup = cpu == Bf16Support::amx ? m->amx_speedup : m->avx512_speedup;
+      const auto c = choose_precision("auto", model, "cpu", cpu);
+      // Faster, and within 0.5 point of fp32's accuracy; unmeasured stays fp32.
+      EXPECT_EQ(c.bf16(), speedup > 1.0 && m->accuracy >= -0.005) << model << " " << c.reason;
+      EXPECT_NE(c.reason.find("--precision auto: "), std::string::npos) << c.reason;
+    }
   }
+  // The measured rows: every model pays with AMX; without it, cnn-small and cnn-bn ran slower.
+  EXPECT_TRUE(choose_precision("auto", "vit-tiny", "cpu", Bf16Support::amx).bf16());
+  EXPECT_FALSE(choose_precision("auto", "cnn-small", "cpu", Bf16Support::avx512).bf16());
+  EXPECT_TRUE(choose_precision("auto", "mlp", "cpu", Bf16Support::avx512).bf16());
+  const auto vit = choose_precision("auto", "vit-tiny", "cpu", Bf16Support::avx512);
+  EXPECT_FALSE(vit.bf16());
+  EXPECT_NE(vit.reason.find("not measured for vit-tiny"), std::string::npos) << vit.reason;
 }
 
 TEST(PrecisionChoice, AutoKeepsFp32WhereNothingWasMeasuredOrTheCpuEmulatesBf16) {
-  const auto script = choose_precision("auto", "torchscript", "cpu", true);
+  const auto script = choose_precision("auto", "torchscript", "cpu", Bf16Support::amx);
   EXPECT_EQ(script.precision, "fp32");
   EXPECT_NE(script.reason.find("not measured for torchscript"), std::string::npos);
-  const auto emulated = choose_precision("auto", "mlp", "cpu", false);
+  const auto emulated = choose_precision("auto", "mlp", "cpu", Bf16Support::none);
   EXPECT_EQ(emulated.precision, "fp32");
   EXPECT_NE(emulated.reason.find("no native bf16"), std::string::npos);
-  const auto gpu = choose_precision("auto", "mlp", "cuda", false);
+  const auto gpu = choose_precision("auto", "mlp", "cuda", Bf16Support::none);
   EXPECT_EQ(gpu.precision, "fp32");
   EXPECT_NE(gpu.reason.find("GPUs"), std::string::npos);
 }
 
 TEST(PrecisionChoice, AnExplicitChoiceStandsAndBf16IsRefusedWhereItWouldBeEmulated) {
-  EXPECT_EQ(choose_precision("fp32", "mlp", "cpu", true).precision, "fp32");
-  EXPECT_TRUE(choose_precision("fp32", "mlp", "cpu", true).reason.empty());
-  EXPECT_EQ(choose_precision("bf16", "torchscript", "cpu", true).precision, "bf16");
-  EXPECT_EQ(choose_precision("bf16", "mlp", "cuda", false).precision, "bf16");
+  EXPECT_EQ(choose_precision("fp32", "mlp", "cpu", Bf16Support::amx).precision, "fp32");
+  EXPECT_TRUE(choose_precision("fp32", "mlp", "cpu", Bf16Support::amx).reason.empty());
+  EXPECT_EQ(choose_precision("bf16", "torchscript", "cpu", Bf16Support::avx512).precision, "bf16");
+  EXPECT_EQ(choose_precision("bf16", "mlp", "cuda", Bf16Support::none).precision, "bf16");
   try {
-    choose_precision("bf16", "mlp", "cpu", false);
+    choose_precision("bf16", "mlp", "cpu", Bf16Support::none);
     FAIL() << "bf16 accepted on a CPU without native bf16";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--precision bf16: this CPU has no native bf16"),

@@ -1,18 +1,14 @@
 #pragma once
 /**
  * @brief Per-channel mean and std: accumulated by `prep` while it writes a file, and computed at
- * load time for a file that has none on /train/x (one pass over the training split on rank 0,
- * sent to the other ranks over the control plane).
+ * load time for a file that has none on /train/x (one pass over the training split; under
+ * mpirun on rank 0 alone, sent to the others by train/normalisation_setup.hpp).
  */
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "slimtrain/comm/types.hpp"
 #include "slimtrain/data/dataset_info.hpp"
-
-namespace slimtrain::comm {
-class ControlPlane;
-}
 
 namespace slimtrain::data {
 
@@ -37,12 +33,18 @@ class ChannelMoments {
 void compute_train_normalisation(DatasetInfo& info);
 
 /**
- * @brief Collective when `control` is given. A file with mean/std on /train/x keeps them; one
- * without gets them from compute_train_normalisation on rank 0, sent to every rank (the ranks
- * wait under `options`' deadline), and rank 0 logs one line saying so.
+ * @brief This process alone: a file with mean/std on /train/x keeps them; one without gets them
+ * from compute_train_normalisation, and one log line says so.
  */
-void ensure_normalisation(DatasetInfo& info, comm::ControlPlane* control = nullptr,
-                          const comm::OpOptions& options = {});
+void ensure_normalisation(DatasetInfo& info);
+
+/** @brief The line ensure_normalisation logs: the values computed, and that prep writes them. */
+void log_computed_normalisation(const DatasetInfo& info);
+
+/** @brief mean then std as bytes, for sending to other ranks. */
+std::string normalisation_bytes(const DatasetInfo& info);
+/** @brief Sets mean/std from normalisation_bytes' form; false when the size does not fit. */
+bool set_normalisation_bytes(DatasetInfo& info, const std::string& bytes);
 
 /** @brief read_dataset_info, then ensure_normalisation on this process alone. */
 DatasetInfo read_normalised_info(const std::string& path);

@@ -17,9 +17,5 @@ namespace slimtrain::eval {
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
                          const std::string& split, int rank, int world_size,
                          std::int64_t batch_size);
-/** @brief The same over the file at `path` (its mean/std computed here when it has none). */
-EvalStats evaluate_shard(model::ClassifierImpl& model, const std::string& path,
-                         const std::string& split, int rank, int world_size,
-                         std::int64_t batch_size, std::int64_t num_classes);
 
 }  // namespace slimtrain::eval

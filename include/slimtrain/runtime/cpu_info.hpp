@@ -16,6 +16,8 @@ struct CpuInfo {
   bool has(const std::string& flag) const { return flags.count(flag) != 0; }
   /** @brief avx512_bf16 or amx_bf16: bf16 in hardware; elsewhere LibTorch emulates it. */
   bool native_bf16() const { return has("avx512_bf16") || has("amx_bf16"); }
+  /** @brief AMX tiles for bf16: oneDNN's fastest bf16 matrix products and convolutions. */
+  bool amx_bf16() const { return has("amx_bf16"); }
 };
 
 /** @brief Parses the first processor's block of a /proc/cpuinfo text (all cores list the same). */

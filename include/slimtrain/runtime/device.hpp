@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/runtime/blas.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
@@ -22,19 +21,34 @@ struct DeviceBinding {
   std::string describe() const;
 };
 
-/**
- * @brief device "cuda": one GPU per rank (choose_gpu, then cudaSetDevice), checked over the
- * control plane so that no two ranks of a host share a GPU; ConfigError when they would, when
- * there is no GPU, or when slimtrain or its LibTorch was built without CUDA. device "cpu":
- * LibTorch intra-op threads = `threads`, or Runtime::cores() when 0 (affinity.hpp). Any
- * other device: ConfigError. Collective over `control` for cuda.
- * The thread rule: LibTorch's intra-op pool, OpenMP (set by LibTorch with it) and the BLAS's own
- * pool are all sized to `threads`, so a rank runs one busy thread per core of its share.
- */
-DeviceBinding bind_device(const Runtime& runtime, comm::ControlPlane& control,
-                          const std::string& device, int threads);
+/** @brief What this rank found for --device cuda, before the ranks compare notes. */
+struct GpuChoice {
+  int index = -1;
+  std::string uuid;     ///< the device's UUID, for the shared-GPU check
+  std::string problem;  ///< why this rank cannot use a GPU; "" when it can
+};
 
-/** @brief The thread count bind_device uses: `requested`, or the rank's `cores` if 0. */
+/**
+ * @brief This rank alone: the GPU choose_gpu gives it among those it sees and that GPU's UUID,
+ * or the problem (no GPU, no driver, slimtrain or its LibTorch built without CUDA). Throws
+ * nothing: the ranks agree on the problems first (train/device_setup.hpp), so all fail alike.
+ */
+GpuChoice find_gpu(const Runtime& runtime);
+
+/** @brief cudaSetDevice(index), once no two ranks share the GPU. */
+void use_gpu(int index);
+
+/**
+ * @brief This rank's threads for `device` ("cpu", or "cuda" on GPU `gpu_index`): LibTorch
+ * intra-op threads = `threads`, or Runtime::cores() when 0 (affinity.hpp). The thread rule:
+ * LibTorch's intra-op pool, OpenMP (set by LibTorch with it) and the BLAS's own pool are all
+ * sized to it, so a rank runs one busy thread per core of its share. Any other device:
+ * ConfigError.
+ */
+DeviceBinding bind_threads(const Runtime& runtime, const std::string& device, int gpu_index,
+                           int threads);
+
+/** @brief The thread count bind_threads uses: `requested`, or the rank's `cores` if 0. */
 int choose_threads(int requested, int cores);
 /**
  * @brief The GPU index for `local_rank` among the `devices` this process sees: local_rank %

@@ -2,14 +2,18 @@
 /**
  * @brief --precision fp32|bf16|auto, resolved once at start-up into what the run computes in.
  *
- * bf16 on a CPU pays only where the CPU computes it natively (avx512_bf16 or amx_bf16; elsewhere
- * LibTorch emulates it, 0.76x for cnn-small on an AVX-512 Xeon without it) and only for some
- * models: auto takes bf16 for the built-in models that bench/train/bf16.sh measured faster in it
- * at equal test accuracy (within 0.5 point) on such a CPU, fp32 for everything else.
+ * bf16 on a CPU pays only where the CPU computes it natively, and then only for some models and
+ * some CPUs: with AMX (amx_bf16) bench/train/bf16.sh measured every built-in model faster in
+ * bf16 at equal accuracy; with avx512_bf16 alone cnn-small ran at 0.76x and cnn-bn at 0.87x of
+ * fp32 (oneDNN 2.6's bf16 convolutions), the mlp at 1.24-1.67x. auto takes bf16 where the
+ * measurement for the CPU's kind says it pays, fp32 everywhere else.
  */
 #include <string>
 
 namespace slimtrain::train {
+
+/** @brief How a CPU computes bf16: emulated, with avx512_bf16, or with AMX tiles too. */
+enum class Bf16Support { none, avx512, amx };
 
 struct PrecisionChoice {
   std::string precision;  ///< "fp32" or "bf16": what the run computes in
@@ -17,21 +21,22 @@ struct PrecisionChoice {
   bool bf16() const { return precision == "bf16"; }
 };
 
-/** @brief The measured speed-up of bf16 over fp32 for a built-in model, or 0: not measured. */
+/** @brief bf16's measured speed-up over fp32 for a built-in model on each kind of CPU. */
 struct Bf16Measurement {
   const char* model;
-  double speedup;   ///< bf16 / fp32 samples/s, median of bench/train/bf16.sh's seeds
-  double accuracy;  ///< bf16's test accuracy minus fp32's (mean over the seeds)
+  double amx_speedup;     ///< bf16 / fp32 samples/s with AMX; 0: not measured
+  double avx512_speedup;  ///< the same with avx512_bf16 alone; 0: not measured
+  double accuracy;        ///< bf16's test accuracy minus fp32's (equal steps, mean of seeds)
 };
 
-/** @brief bench/train/bf16.sh's rows on a CPU with native bf16, as the binary carries them. */
+/** @brief The row for a built-in model, or nullptr (TorchScript models are not measured). */
 const Bf16Measurement* bf16_measurement(const std::string& model);
 
 /**
  * @brief Resolves `requested` (fp32, bf16 or auto) for `model` on `device` ("cpu" or "cuda").
- * Throws ConfigError for bf16 on a CPU without native bf16.
+ * Throws ConfigError for bf16 on a CPU that would emulate it.
  */
 PrecisionChoice choose_precision(const std::string& requested, const std::string& model,
-                                 const std::string& device, bool native_bf16);
+                                 const std::string& device, Bf16Support cpu);
 
 }  // namespace slimtrain::train

@@ -86,6 +86,9 @@ struct Session {
 /** @brief "a, b, c" */
 std::string join(const std::vector<std::string>& items);
 
+/** @brief The augmentation options of a run's configuration. */
+data::AugmentOptions augment_options(const TrainConfig& config);
+
 /**
  * @brief Builds the session up to (not including) resume: planes, device, data, model with rank
  * 0's weights broadcast over the data plane, optimiser, loader, schedule. Collective.

@@ -12,13 +12,13 @@
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/input_file.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::cli {
 
 /**
  * @brief Collective over `control` and `io_comm` (the same ranks). Every rank gets `path`'s
  * bytes; a failure (rank 0's for gzip) throws on every rank.
  */
-InputBytes open_input_shared(const std::string& path, comm::ControlPlane& control, MPI_Comm io_comm,
-                             double io_timeout_s);
+data::InputBytes open_input_shared(const std::string& path, comm::ControlPlane& control,
+                                   MPI_Comm io_comm, double io_timeout_s);
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::cli

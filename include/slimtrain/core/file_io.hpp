@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-namespace slimtrain::ckpt {
+namespace slimtrain::files {
 
 /** @brief An owned file descriptor, closed on destruction. */
 class FileDescriptor {
@@ -98,4 +98,4 @@ void write_file_atomically(const std::string& output, bool force, const std::str
 /** @brief 16 lowercase hex digits. */
 std::string hex64(std::uint64_t value);
 
-}  // namespace slimtrain::ckpt
+}  // namespace slimtrain::files

@@ -19,7 +19,9 @@
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/record_source.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::cli {
+
+using data::RecordSource;
 
 struct PrepOptions {
   std::string output;
@@ -54,4 +56,4 @@ struct PrepResult {
 PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const RecordSource& train,
                            const RecordSource* test, const PrepOptions& options);
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::cli

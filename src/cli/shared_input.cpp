@@ -1,4 +1,4 @@
-#include "slimtrain/data/shared_input.hpp"
+#include "slimtrain/cli/shared_input.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -8,7 +8,12 @@
 #include "slimtrain/core/check_mpi.hpp"
 #include "slimtrain/runtime/watchdog.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::cli {
+
+using data::InputBytes;
+using data::is_gzip;
+using data::open_input;
+using data::read_input_file;
 
 InputBytes open_input_shared(const std::string& path, comm::ControlPlane& control, MPI_Comm io_comm,
                              double io_timeout_s) {
@@ -39,4 +44,4 @@ InputBytes open_input_shared(const std::string& path, comm::ControlPlane& contro
   return InputBytes(std::move(bytes));
 }
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::cli

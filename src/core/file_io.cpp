@@ -1,4 +1,4 @@
-#include "slimtrain/ckpt/file_io.hpp"
+#include "slimtrain/core/file_io.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 
 #include "slimtrain/core/error.hpp"
 
-namespace slimtrain::ckpt {
+namespace slimtrain::files {
 namespace fs = std::filesystem;
 
 namespace {
@@ -217,4 +217,4 @@ std::string hex64(std::uint64_t value) {
   return text;
 }
 
-}  // namespace slimtrain::ckpt
+}  // namespace slimtrain::files

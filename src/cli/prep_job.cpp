@@ -1,4 +1,4 @@
-#include "slimtrain/data/prep.hpp"
+#include "slimtrain/cli/prep_job.hpp"
 
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 #include <mutex>
 #include <sstream>
 
-#include "slimtrain/ckpt/file_io.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/fault_injection.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
@@ -23,7 +23,9 @@
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/watchdog.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::cli {
+
+using namespace data;  // the layout, the readers and the HDF5 helpers this job writes with
 namespace {
 
 // One output split: which source rows it holds, and this rank's converted slice of them.
@@ -315,9 +317,9 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
     on_all_ranks(control, [&] {
       if (rank != 0) return;
       // On disk before it has its name: a crash leaves the old output or the new one, whole.
-      ckpt::fsync_file(temp);
-      ckpt::rename_checked(temp, options.output);
-      ckpt::fsync_directory(dir.string());
+      files::fsync_file(temp);
+      files::rename_checked(temp, options.output);
+      files::fsync_directory(dir.string());
     });
   } catch (...) {
     if (rank == 0) std::remove(temp.c_str());
@@ -327,4 +329,4 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
   return result;
 }
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::cli

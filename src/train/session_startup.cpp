@@ -1,0 +1,224 @@
+// open_session: the start-up order of a training run, stated once, and its stages.
+#include <cstdio>
+
+#include "slimtrain/comm/flight_recorder.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/model/max_pool.hpp"
+#include "slimtrain/runtime/cpu_info.hpp"
+#include "slimtrain/runtime/heap.hpp"
+#include "slimtrain/train/device_setup.hpp"
+#include "slimtrain/train/evaluation.hpp"
+#include "slimtrain/train/normalisation_setup.hpp"
+#include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/session.hpp"
+#include "slimtrain/train/stop_signal.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
+  model::ModelSpec spec;
+  spec.set_model(c.model);
+  spec.logits_output = c.logits_output;
+  spec.model_loss = c.model_loss;
+  spec.jit_optimize = c.jit_optimize;
+  spec.input_shape = info.input_shape();
+  spec.num_classes = info.num_classes;
+  spec.mlp_widths = c.mlp_widths;
+  spec.vit_patch = c.vit_patch;
+  spec.vit_dim = c.vit_dim;
+  spec.vit_depth = c.vit_depth;
+  spec.vit_heads = c.vit_heads;
+  spec.cnn_width = c.cnn_width;
+  spec.cnn_layers = c.cnn_layers;
+  spec.label_smoothing = c.label_smoothing;
+  return spec;
+}
+
+// --chunk-mb 0 chooses between these by timing an all-reduce of kChunkProbeBytes with each.
+constexpr std::size_t kLargeChunk = 4u << 20, kSmallChunk = 1u << 20, kChunkProbeBytes = 8u << 20;
+
+comm::CommConfig comm_config(const TrainConfig& c) {
+  comm::CommConfig cc;
+  cc.deadline.base_s = c.collective_timeout_s;
+  // 0: measured once the data plane exists; until then (the weight broadcast) the default.
+  if (c.floor_bandwidth_mbps > 0) cc.deadline.floor_bytes_per_s = c.floor_bandwidth_mbps * 1e6;
+  cc.chunk_bytes = c.chunk_bytes > 0 ? c.chunk_bytes : kLargeChunk;
+  return cc;
+}
+
+// --chunk-mb 0 on the MPI data plane (more than one rank): a second plane with small pieces is
+// timed against the first and carries the run if it is faster (fastest_plane). On NCCL the
+// default stays: nothing has measured piece sizes there.
+void choose_chunk(Session& s, runtime::Runtime& rt, comm::CommConfig cc) {
+  s.chunk_bytes = cc.chunk_bytes;
+  s.chunk_reason = "--chunk-mb";
+  if (s.cfg.chunk_bytes != 0) return;
+  if (rt.size() == 1 || s.device.kind == "cuda") {
+    s.chunk_reason = rt.size() == 1 ? "default: one rank" : "default: NCCL";
+    return;
+  }
+  cc.chunk_bytes = kSmallChunk;
+  cc.deadline.floor_bytes_per_s = s.floor_bytes_per_s;
+  auto small = comm::make_data_plane(rt, s.torch_device, "data", cc);
+  std::vector<double> seconds;
+  const std::size_t best =
+      comm::fastest_plane({s.data_plane.get(), small.get()}, *s.control, kChunkProbeBytes, seconds);
+  char text[160];
+  std::snprintf(
+      text, sizeof text,
+      "measured: an %zu MiB all-reduce took %.1f ms in %zu MiB pieces, %.1f ms in %zu MiB ones",
+      kChunkProbeBytes >> 20, seconds[0] * 1e3, kLargeChunk >> 20, seconds[1] * 1e3,
+      kSmallChunk >> 20);
+  s.chunk_reason = text;
+  if (best == 1) {
+    s.data_plane = std::move(small);
+    s.chunk_bytes = kSmallChunk;
+  }
+}
+
+void prepare_process(Session& s) {
+  runtime::keep_freed_memory();
+  install_stop_handlers();
+  s.fault = FaultPlan::from_env();
+  // A failure's full record goes here on every rank; the log keeps the last few lines.
+  comm::set_flight_recorder_directory(s.cfg.out + "/flight_recorder", s.rt.rank(),
+                                      s.rt.hostnames()[static_cast<std::size_t>(s.rt.rank())]);
+}
+
+void open_control_planes(Session& s) {
+  const comm::CommConfig cc = comm_config(s.cfg);
+  s.control = std::make_unique<comm::ControlPlane>(s.rt, "control", cc);
+  s.eval_control = std::make_unique<comm::ControlPlane>(s.rt, "eval", cc);
+}
+
+void bind_devices(Session& s) {
+  const TrainConfig& cfg = s.cfg;
+  s.device = bind_device(s.rt, *s.control, cfg.device, cfg.threads);
+  s.placement = gather_placement(s.rt, *s.control, s.device.threads);
+  const runtime::CpuInfo& cpu = runtime::cpu_info();
+  const Bf16Support bf16 = cpu.amx_bf16()      ? Bf16Support::amx
+                           : cpu.native_bf16() ? Bf16Support::avx512
+                                               : Bf16Support::none;
+  s.precision = choose_precision(cfg.precision, model::parse_model_option(cfg.model).name,
+                                 s.device.kind, bf16);
+}
+
+void read_data_layout(Session& s) {
+  const TrainConfig& cfg = s.cfg;
+  s.info = data::read_dataset_info(cfg.data);
+  if (!s.info.has_split("train"))
+    SLIMTRAIN_THROW(DataError, cfg.data, ": no /train split to train on");
+  choose_eval_splits(s);
+  comm::OpOptions io;
+  io.timeout_s = s.io_deadline(static_cast<std::uint64_t>(s.info.split_size("train")) *
+                               static_cast<std::uint64_t>(s.info.sample_elements()) * 4);
+  io.tag = "normalisation";
+  share_normalisation(s.info, *s.control, io);
+}
+
+void build_model(Session& s) {
+  const TrainConfig& cfg = s.cfg;
+  torch::manual_seed(cfg.seed);
+  s.model = model::make_model(model_spec(cfg, s.info));
+  s.spec = s.model->spec();  // with what loading taught it (a script's signature)
+  if (s.device.kind == "cuda")
+    s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
+  s.model->to(s.torch_device);
+  s.model->probe(cfg.batch_size, s.torch_device);
+  const std::vector<std::string> dropped = s.model->dropped_outputs();
+  if (cfg.strict_slim && !dropped.empty())
+    SLIMTRAIN_THROW(ConfigError, "--strict-slim: ", s.spec.model_option(), "'s forward returns ",
+                    dropped.size(), " output", dropped.size() == 1 ? "" : "s",
+                    " beside the logits: ", join(dropped),
+                    "; return only the logits (and the loss), or drop --strict-slim");
+}
+
+void open_data_plane(Session& s) {
+  s.data_plane = comm::make_data_plane(s.rt, s.torch_device, "data", comm_config(s.cfg));
+  torch::NoGradGuard no_grad;
+  comm::OpOptions options;
+  options.tag = "initial-weights";
+  for (auto& p : s.model->parameters()) s.data_plane->broadcast(p.detach(), 0, options);
+  for (auto& b : s.model->buffers()) s.data_plane->broadcast(b, 0, options);
+}
+
+void set_memory_format(Session& s) {
+  s.model->apply_memory_format(s.cfg.memory_format, s.device.kind == "cpu");
+  model::use_own_max_pool_loop(s.cfg.max_pool == "own");
+}
+
+void measure_link(Session& s) {
+  const comm::CommConfig cc = comm_config(s.cfg);
+  s.floor_bytes_per_s = cc.deadline.floor_bytes_per_s;
+  if (s.cfg.floor_bandwidth_mbps == 0 && s.rt.size() > 1) {
+    s.bandwidth = comm::measure_bandwidth(*s.data_plane, *s.control);
+    s.floor_bytes_per_s = s.bandwidth.bytes_per_s() / comm::kFloorSafetyFactor;
+    s.data_plane->set_floor_bandwidth(s.floor_bytes_per_s);
+  }
+  choose_chunk(s, s.rt, cc);
+}
+
+void make_optimizer_and_loader(Session& s) {
+  const TrainConfig& cfg = s.cfg;
+  // Frozen parameters (requires_grad false) are neither optimised nor synchronised.
+  s.optimizer = make_optimizer(cfg.optim, s.model->trainable_parameters());
+  data::LoaderOptions lo;
+  lo.batch_size = cfg.batch_size;
+  lo.seed = cfg.seed;
+  lo.mode = cfg.data_mode;
+  lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
+  lo.augment = augment_options(cfg);
+  s.loader = std::make_unique<data::TrainLoader>(s.info, "train", s.rt.rank(), s.rt.size(), lo);
+  if (s.loader->steps_per_epoch() == 0)
+    SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", s.rt.size(),
+                    " ranks exceeds the ", s.info.split_size("train"),
+                    " training samples: not one step per epoch");
+  s.total_steps = cfg.max_steps > 0 ? cfg.max_steps : cfg.epochs * s.loader->steps_per_epoch();
+  ScheduleConfig sc = cfg.schedule;
+  sc.total_steps = s.total_steps;
+  s.schedule = std::make_unique<LrSchedule>(cfg.optim.lr, sc);
+}
+
+}  // namespace
+
+data::AugmentOptions augment_options(const TrainConfig& c) {
+  data::AugmentOptions a;
+  a.crop_padding = c.augment_crop_padding;
+  a.flip = c.augment_flip;
+  a.rotate_deg = c.augment_rotate_deg;
+  a.erase_probability = c.augment_erase;
+  return a;
+}
+
+// The start-up order, stated once. Every stage runs on every rank in this order; the stages that
+// communicate are collective, so this is also the order of their collectives on every rank.
+std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& rt) {
+  auto s = std::make_unique<Session>(cfg, rt);
+  // Heap settings, stop handlers, the fault plan and the flight recorder's directory: before
+  // anything can fail or be signalled.
+  prepare_process(*s);
+  // The control and evaluation planes: every later agreement and report runs on them.
+  open_control_planes(*s);
+  // A GPU or a share of the cores per rank, checked across ranks before anything allocates on
+  // a device; where every rank runs; the precision, which depends on the device kind.
+  bind_devices(*s);
+  // The file's splits and the evaluation splits (options checked before any heavy work), then
+  // normalisation statistics from rank 0 when the file has none: every reader needs them.
+  read_data_layout(*s);
+  // The model on its device, probed with one batch: a JIT's slow first calls and a wrong output
+  // shape show here, before any collective of the data plane could wait on them.
+  build_model(*s);
+  // The data plane (NCCL needs the device set) and rank 0's weights to every replica.
+  open_data_plane(*s);
+  // Channels-last after the broadcast: the data plane moves contiguous tensors only.
+  set_memory_format(*s);
+  // The link measured on the data plane: deadlines scale with it, and the piece size is chosen.
+  measure_link(*s);
+  // The optimizer over the parameters in their final layout, the training shard (it reads
+  // normalised samples), its steps per epoch and the schedule that counts them.
+  make_optimizer_and_loader(*s);
+  return s;
+}
+
+}  // namespace slimtrain::train
