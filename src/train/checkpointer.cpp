@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "slimtrain/ckpt/torch_state.hpp"
+#include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/comm/progress.hpp"
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
@@ -63,22 +64,23 @@ void Checkpointer::note_evaluation(const eval::Metrics& metrics) {
 
 void Checkpointer::wait() {
   comm::set_activity("checkpoint wait", -1);
-  std::string problem;
+  std::exception_ptr failure;
   if (s_.rt.rank() == 0) {
     try {
       manager_.wait();
     } catch (const std::exception& e) {
-      problem = e.what();
+      failure = std::make_exception_ptr(
+          CommError(detail::concat("writing the checkpoint failed on rank 0: ", e.what(),
+                                   "; the previous checkpoint is intact"),
+                    __FILE__, __LINE__));
     }
   }
   // A slow file system delays rank 0 here: the others wait with the I/O deadline, not the
-  // collective one.
+  // collective one. Every rank then throws rank 0's failure, its message included.
   comm::OpOptions io;
   io.timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
   io.tag = "checkpoint-landed";
-  if (!s_.control->agree(problem.empty(), io))
-    SLIMTRAIN_THROW(CommError, "writing the checkpoint failed on rank 0",
-                    problem.empty() ? "" : ": ", problem, "; the previous checkpoint is intact");
+  comm::agree_or_throw(*s_.control, failure, io);
 }
 
 void Checkpointer::save(const Position& at) {
