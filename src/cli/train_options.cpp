@@ -111,7 +111,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("checkpoint-every", bound(c.checkpoint_every), "checkpoint every N steps (0: only at the end and on signals)")
     ("checkpoint-minutes", bound(c.checkpoint_minutes), "also checkpoint every M minutes (0: off)")
     ("keep-last", bound(c.keep_last), "checkpoints kept besides the best")
-    ("best-metric", bound(c.best_metric), "accuracy, macro_f1 or loss: keeps the best checkpoint by it")
+    ("best-metric", bound(c.best_metric), "accuracy, macro_f1 or loss: keeps the best evaluated checkpoint by it (a new best is checkpointed at its step)")
     ("resume", bound(c.resume), "auto (newest valid checkpoint in --out), none, or a checkpoint path");
   // clang-format on
   cl.enable_config_file();

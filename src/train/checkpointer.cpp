@@ -30,6 +30,9 @@ ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
   return policy;
 }
 
+// The meta key of the run's best evaluation so far, kept across resumes.
+constexpr const char* kBestKey = "best_evaluation";
+
 }  // namespace
 
 double metric_value(const eval::Metrics& m, const std::string& name) {
@@ -38,8 +41,17 @@ double metric_value(const eval::Metrics& m, const std::string& name) {
   return m.accuracy;
 }
 
-Checkpointer::Checkpointer(Session& s, std::int64_t written_step)
-    : s_(s), manager_(s.cfg.out, retention(s.cfg)), written_step_(written_step) {
+std::optional<double> best_so_far(const nlohmann::json& meta, const std::string& metric) {
+  const auto it = meta.find(kBestKey);
+  if (it == meta.end() || !it->is_object() || it->value("metric", "") != metric)
+    return std::nullopt;
+  const auto value = it->find("value");
+  if (value == it->end() || !value->is_number()) return std::nullopt;
+  return value->get<double>();
+}
+
+Checkpointer::Checkpointer(Session& s, std::int64_t written_step, std::optional<double> best)
+    : s_(s), manager_(s.cfg.out, retention(s.cfg)), best_(best), written_step_(written_step) {
   if (s.fault.phase == FaultPhase::checkpoint && s.rt.rank() == 0) {
     // Test only: a slow file system under the background write of one step.
     manager_.set_write_hook_for_testing([plan = s.fault](const ckpt::CheckpointState& st) mutable {
@@ -57,9 +69,14 @@ bool Checkpointer::due_by_clock() const {
          seconds_since(last_) >= s_.cfg.checkpoint_minutes * 60.0;
 }
 
-void Checkpointer::note_evaluation(const eval::Metrics& metrics) {
-  latest_metric_ = metric_value(metrics, s_.cfg.best_metric);
-  latest_metrics_ = metrics.to_json();
+bool Checkpointer::note_evaluation(const eval::Metrics& metrics, std::int64_t step) {
+  const double value = metric_value(metrics, s_.cfg.best_metric);
+  evaluated_ = Evaluated{step, value, metrics.to_json()};
+  const bool higher_is_better = retention(s_.cfg).higher_is_better;
+  const bool new_best = !best_ || (higher_is_better ? value > *best_ : value < *best_);
+  if (!new_best) return false;
+  best_ = value;
+  return s_.cfg.checkpoint_every > 0 || s_.cfg.checkpoint_minutes > 0;
 }
 
 void Checkpointer::wait() {
@@ -91,6 +108,13 @@ void Checkpointer::save(const Position& at) {
   wait();
   const double waited_ms = 1e3 * seconds_since(blocked_from);
   comm::set_activity("checkpoint copy", at.step);
+  // Only the weights an evaluation saw carry its metric: a later step's weights are not them.
+  std::optional<double> metric;
+  nlohmann::json metrics;
+  if (evaluated_ && evaluated_->step == at.step) {
+    metric = evaluated_->value;
+    metrics = evaluated_->metrics;
+  }
   if (s_.rt.rank() == 0) {
     ckpt::CheckpointState state;
     state.step = at.step;
@@ -99,20 +123,21 @@ void Checkpointer::save(const Position& at) {
     state.meta = {
         {"model", s_.spec.to_json()}, {"fingerprint", s_.spec.fingerprint()}, {"seed", s_.cfg.seed},
         {"world_size", s_.rt.size()}, {"batch_size", s_.cfg.batch_size},      {"data", s_.cfg.data},
-        {"metrics", latest_metrics_}, {"class_names", s_.info.class_names}};
+        {"metrics", metrics},         {"class_names", s_.info.class_names}};
+    if (best_) state.meta[kBestKey] = {{"metric", s_.cfg.best_metric}, {"value", *best_}};
     state.tensors = ckpt::host_copy(*s_.model);
     state.blobs["optimizer"] = ckpt::serialize_optimizer(*s_.optimizer);
     state.blobs["rng"] = cpu_rng_state();
-    manager_.save_async(std::move(state), latest_metric_);
+    manager_.save_async(std::move(state), metric);
   }
   written_step_ = at.step;
   last_ = Clock::now();
-  s_.run_log->event("checkpoint", {{"step", at.step},
-                                   {"epoch", at.epoch},
-                                   {"blocking_ms", 1e3 * seconds_since(blocked_from)},
-                                   {"waited_ms", waited_ms},
-                                   {"metric", latest_metric_ ? nlohmann::json(*latest_metric_)
-                                                             : nlohmann::json(nullptr)}});
+  s_.run_log->event("checkpoint",
+                    {{"step", at.step},
+                     {"epoch", at.epoch},
+                     {"blocking_ms", 1e3 * seconds_since(blocked_from)},
+                     {"waited_ms", waited_ms},
+                     {"metric", metric ? nlohmann::json(*metric) : nlohmann::json()}});
 }
 
 void Checkpointer::settle_before_abort() {

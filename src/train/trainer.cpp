@@ -138,15 +138,18 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   const auto paused_from = Clock::now();
   const bool eval_now =
       cfg_.eval_every > 0 && pos_.step % cfg_.eval_every == 0 && pos_.step < s.total_steps;
+  bool new_best = false;
   if (eval_now) {
     timer_.pause("evaluation", pos_.step);
     s.sync_buffers();
     const eval::EvalOutcome o = run_evaluation(s, s.eval_split, "evaluation", pos_.step);
-    if (o.ok) checkpoints_->note_evaluation(o.metrics);
+    if (o.ok) new_best = checkpoints_->note_evaluation(o.metrics, pos_.step);
     timer_.reset_window();
   }
-  // Written whether or not the evaluation at this step ran.
-  if ((checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due) && pos_.step < s.total_steps) {
+  // Written whether or not the evaluation at this step ran; also at a new best evaluation, so the
+  // best checkpoint kept holds the weights that were evaluated.
+  const bool due = checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due || new_best;
+  if (due && pos_.step < s.total_steps) {
     timer_.pause("checkpoint", pos_.step);
     s.sync_buffers();
     checkpoints_->save(pos_);
@@ -252,7 +255,8 @@ int Trainer::run() {
   }
   Session& s = *s_;
   // The checkpoint resumed from is already written: the step is never written twice.
-  checkpoints_ = std::make_unique<Checkpointer>(s, resumed.resumed ? resumed.at.step : -1);
+  checkpoints_ = std::make_unique<Checkpointer>(s, resumed.resumed ? resumed.at.step : -1,
+                                                resumed.best_metric);
   control_ = std::make_unique<StepControl>(*s.control, *s.data_plane, rt_.hostnames());
   stragglers_ = std::make_unique<StragglerWatch>(cfg_.straggler_threshold, cfg_.straggler_windows,
                                                  rt_.hostnames());

@@ -5,7 +5,7 @@ slimtrain_use_torch(ckpt_fixture)
 
 slimtrain_add_e2e(NAME e2e_ckpt_export COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_export.sh
   TIMEOUT 120 LABELS ckpt ENV CKPT_FIXTURE=$<TARGET_FILE:ckpt_fixture>)
-# --best-metric loss keeps the lowest-loss checkpoint (accuracy the highest), each checkpoint
-# carrying the latest evaluation's value even when none fell on its step.
+# --best-metric loss keeps the lowest-loss evaluated checkpoint (accuracy the highest): a new best
+# evaluation is checkpointed at its step, and the best survives --resume.
 slimtrain_add_e2e(NAME e2e_ckpt_best COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/ckpt_best.sh
                   TIMEOUT 120 LABELS ckpt)

@@ -1,58 +1,80 @@
 #!/usr/bin/env bash
-# --best-metric keeps the best checkpoint: the lowest loss for loss (the highest for accuracy and
-# macro_f1), and every checkpoint carries the latest evaluation's value, also when no evaluation
-# fell on its step. Evaluations every 3 steps, checkpoints every 5 (they meet only at 15),
-# --keep-last 1: what remains is the latest checkpoint and the best one by that rule.
+# --best-metric keeps the best *evaluated* checkpoint: the lowest loss for loss (the highest for
+# accuracy and macro_f1). Evaluations every 3 steps, checkpoints every 5 (they meet only at 15),
+# --keep-last 1. A checkpoint carries a metric only when an evaluation ran at its step; an
+# evaluation that sets a new best is checkpointed at its own step; what remains is the latest
+# checkpoint and the best evaluation's. Then the run resumes for 12 more steps: the best value
+# survives the resume, so an evaluation that does not beat the first run's best writes nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 train_data "$work" || exit 1
 
-run() {  # run NAME METRIC
+run() {  # run NAME METRIC STEPS
   expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$work/data.h5" --out "$work/$1" \
-    "${SMALL_JOB[@]}" --lr 0.5 --max-steps 24 --eval-every 3 --checkpoint-every 5 --keep-last 1 \
-    --best-metric "$2" --resume none
+    "${SMALL_JOB[@]}" --lr 0.5 --max-steps "$3" --eval-every 3 --checkpoint-every 5 \
+    --keep-last 1 --best-metric "$2" --resume auto
 }
 
-# kept RUN METRIC: checks the run's own events and the checkpoints left, printing what it found.
+# kept RUN METRIC: checks the run's own events (both launches) and the checkpoints left.
 kept() {
   "$PY" - "$work/$1" "$2" <<'PYEOF'
 import json, os, sys
 run, metric = sys.argv[1], sys.argv[2]
 events = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
-total = next(e for e in events if e["event"] == "start")["total_steps"]
-evals = [e for e in events if e["event"] == "eval" and e["step"] < total]
-ckpts = [e for e in events if e["event"] == "checkpoint"]
-ok = True
-for c in ckpts:  # each checkpoint carries the latest evaluation at or before its step
-    before = [e for e in evals if e["step"] <= c["step"]]
-    want = before[-1][metric] if before else None
-    if c["metric"] != want:
-        print(f"  checkpoint {c['step']} carries {c['metric']}, latest evaluation says {want}")
-        ok = False
+starts = [i for i, e in enumerate(events) if e["event"] == "start"]
 lower = metric == "loss"
-scored = [c for c in ckpts if c["metric"] is not None]
-best = min(scored, key=lambda c: (c["metric"] if lower else -c["metric"], -c["step"]))
-worst = max(scored, key=lambda c: (c["metric"] if lower else -c["metric"], c["step"]))
-latest = max(c["step"] for c in ckpts)
+better = (lambda a, b: a < b) if lower else (lambda a, b: a > b)
+ok = True
+best = None          # (value, step) over both launches
+first_eval_of = {}   # launch -> its first evaluation
+for launch, begin in enumerate(starts):
+    end = starts[launch + 1] if launch + 1 < len(starts) else len(events)
+    part = events[begin:end]
+    total = part[0]["total_steps"]
+    evals = {e["step"]: e for e in part if e["event"] == "eval" and e["step"] < total}
+    ckpts = {e["step"]: e for e in part if e["event"] == "checkpoint"}
+    for step, c in ckpts.items():  # a metric only on the weights that were evaluated
+        want = evals[step][metric] if step in evals else None
+        if c["metric"] != want:
+            print(f"  checkpoint {step} carries {c['metric']}, its own evaluation says {want}")
+            ok = False
+    for step in sorted(evals):
+        value = evals[step][metric]
+        if launch == 1 and not first_eval_of.get(1):
+            first_eval_of[1] = (step, value, best)
+        new = best is None or better(value, best[0])
+        if new:
+            best = (value, step)
+        if (new and step not in ckpts) or (not new and step in ckpts and step % 5):
+            print(f"  evaluation at {step} ({value:.4f}) {'set' if new else 'did not set'} a new "
+                  f"best, checkpoints at {sorted(ckpts)}")
+            ok = False
 left = sorted(int(d[5:]) for d in os.listdir(f"{run}/checkpoints") if d.startswith("step-"))
-print(f"  {metric}: checkpoints {[(c['step'], round(c['metric'], 4)) for c in scored]}, "
-      f"best {best['step']}, left {left}")
-if left != sorted({best["step"], latest}):
-    print(f"  expected steps {sorted({best['step'], latest})} to remain")
+latest = max(e["step"] for e in events if e["event"] == "checkpoint")
+print(f"  {metric}: best {best[0]:.4f} at step {best[1]}, left {left}")
+if left != sorted({best[1], latest}):
+    print(f"  expected steps {sorted({best[1], latest})} to remain")
     ok = False
-# The run must be able to tell a wrong rule: best and worst differ, and the best checkpoint's
-# value came from an evaluation at an earlier step (it has no evaluation of its own).
-if best["step"] == worst["step"] or best["step"] in {e["step"] for e in evals}:
-    print("  this run cannot tell the rules apart (the data or LibTorch changed?)")
+# The run must be able to tell a wrong rule: the best evaluation falls between checkpoint steps,
+# and the second launch's first evaluation does not beat the first launch's best (a best forgotten
+# at resume would checkpoint it).
+if best[1] % 5 == 0:
+    print("  the best evaluation fell on a checkpoint step: this run cannot tell the rules apart")
+    ok = False
+step, value, before = first_eval_of[1]
+if step % 5 == 0 or better(value, before[0]):
+    print(f"  the resumed run's first evaluation ({value:.4f} at {step}) cannot show that the "
+          f"best ({before[0]:.4f}) survived the resume")
     ok = False
 sys.exit(0 if ok else 1)
 PYEOF
 }
 
-check "--best-metric loss" run loss loss
-check "  keeps the lowest-loss checkpoint and the latest" kept loss loss
-check "--best-metric accuracy" run accuracy accuracy
-check "  keeps the most accurate checkpoint and the latest" kept accuracy accuracy
+for metric in loss accuracy; do
+  check "--best-metric $metric" run "$metric" "$metric" 24
+  check "  resumed for 12 more steps" run "$metric" "$metric" 36
+  check "  keeps the best evaluated checkpoint and the latest" kept "$metric" "$metric"
+done
 finish

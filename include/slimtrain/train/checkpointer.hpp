@@ -2,9 +2,10 @@
 /**
  * @brief The trainer's checkpoints: assembled on rank 0 (replicas are identical) from a host copy,
  * written in the background, each step at most once, and every rank learns under the I/O
- * deadline whether the write landed before anyone goes on. The latest evaluation's value of
- * --best-metric goes with every checkpoint after it, so the best one is kept even when no
- * evaluation fell on a checkpoint step.
+ * deadline whether the write landed before anyone goes on. A checkpoint carries the value of
+ * --best-metric only when it holds the weights that evaluation saw (an evaluation at its step),
+ * and an evaluation that sets a new best is checkpointed at its own step, so the best checkpoint
+ * kept is one that was evaluated.
  */
 #include <chrono>
 #include <cstdint>
@@ -21,17 +22,27 @@ namespace slimtrain::train {
 /** @brief The number --best-metric names in `m`. */
 double metric_value(const eval::Metrics& m, const std::string& name);
 
+/** @brief The best value of --best-metric `metric` a checkpoint's meta records, if any. */
+std::optional<double> best_so_far(const nlohmann::json& meta, const std::string& metric);
+
 class Checkpointer {
  public:
-  /** @param written_step the step of a checkpoint that already exists (resumed from), or -1. */
-  Checkpointer(Session& s, std::int64_t written_step);
+  /**
+   * @param written_step the step of a checkpoint that already exists (resumed from), or -1.
+   * @param best the best value of --best-metric so far (from the resumed checkpoint), if any.
+   */
+  Checkpointer(Session& s, std::int64_t written_step, std::optional<double> best);
 
   /** @brief Due on the step schedule (--checkpoint-every). */
   bool due_by_steps(std::int64_t step) const;
   /** @brief On rank 0: --checkpoint-minutes have passed since the last checkpoint. */
   bool due_by_clock() const;
-  /** @brief Remembers the latest evaluation for best-of retention. */
-  void note_evaluation(const eval::Metrics& metrics);
+  /**
+   * @brief Remembers the evaluation at `step` for best-of retention. True when it is a new best
+   * and checkpoints are written during training (--checkpoint-every or --checkpoint-minutes):
+   * the caller then checkpoints this step. Every rank answers alike (the metrics are reduced).
+   */
+  bool note_evaluation(const eval::Metrics& metrics, std::int64_t step);
 
   /**
    * @brief Checkpoints `at` unless that step is already written: waits for the previous write
@@ -53,8 +64,13 @@ class Checkpointer {
  private:
   Session& s_;
   ckpt::CheckpointManager manager_;
-  std::optional<double> latest_metric_;
-  nlohmann::json latest_metrics_;  ///< the latest evaluation, stored in each checkpoint's meta
+  struct Evaluated {
+    std::int64_t step = 0;
+    double value = 0.0;      ///< of --best-metric
+    nlohmann::json metrics;  ///< stored in the meta of a checkpoint of the same step
+  };
+  std::optional<Evaluated> evaluated_;  ///< the latest evaluation
+  std::optional<double> best_;          ///< the best evaluation of the run, resumes included
   std::int64_t written_step_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };

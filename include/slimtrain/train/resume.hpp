@@ -5,6 +5,7 @@
  * loads it (checking sizes only) and they agree it loaded everywhere.
  */
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "slimtrain/train/session.hpp"
@@ -14,7 +15,8 @@ namespace slimtrain::train {
 struct Resumed {
   bool resumed = false;
   Position at;
-  std::string path;  ///< the checkpoint loaded ("" when none)
+  std::string path;                   ///< the checkpoint loaded ("" when none)
+  std::optional<double> best_metric;  ///< the run's best evaluation by --best-metric so far
 };
 
 /**
