@@ -1,5 +1,7 @@
 #include "slimtrain/comm/data_plane.hpp"
 
+#include <optional>
+
 #include "slimtrain/comm/mpi_data_plane.hpp"
 #include "slimtrain/core/error.hpp"
 #ifdef SLIMTRAIN_HAVE_NCCL
@@ -15,10 +17,8 @@ std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
-}  // namespace
-
-DType dtype_of(const torch::Tensor& t) {
-  switch (t.scalar_type()) {
+std::optional<DType> collective_dtype(c10::ScalarType type) {
+  switch (type) {
     case torch::kFloat:
       return DType::f32;
     case torch::kDouble:
@@ -29,12 +29,28 @@ DType dtype_of(const torch::Tensor& t) {
       return DType::f16;
     case torch::kBFloat16:
       return DType::bf16;
+    case torch::kByte:
+      return DType::u8;
     default:
-      break;
+      return std::nullopt;
   }
+}
+
+// A broadcast needs no arithmetic, so a tensor of any other element type (a bool causal mask,
+// int32 position ids) travels as its bytes, as DDP broadcasts every buffer. The view shares the
+// tensor's storage; anything that check() refuses is returned as it is, to be named there.
+torch::Tensor broadcastable(const torch::Tensor& t) {
+  if (!t.defined() || !t.is_contiguous() || collective_dtype(t.scalar_type())) return t;
+  return t.reshape({-1}).view(torch::kByte);
+}
+
+}  // namespace
+
+DType dtype_of(const torch::Tensor& t) {
+  if (const auto dtype = collective_dtype(t.scalar_type())) return *dtype;
   SLIMTRAIN_THROW(ConfigError, "tensor dtype ", t.scalar_type(),
-                  " is not supported by collectives (use float32, float64, int64, float16 or "
-                  "bfloat16)");
+                  " is not supported by reductions (use float32, float64, int64, float16, "
+                  "bfloat16 or uint8; a broadcast takes any type)");
 }
 
 DType DataPlane::check(const torch::Tensor& t, const char* what) const {
@@ -79,7 +95,8 @@ void DataPlane::all_reduce(const torch::Tensor& t, ReduceOp op, const OpOptions&
   all_reduce_async(t, op, options)->wait();
 }
 
-void DataPlane::broadcast(const torch::Tensor& t, int root, const OpOptions& options) {
+void DataPlane::broadcast(const torch::Tensor& tensor, int root, const OpOptions& options) {
+  const torch::Tensor t = broadcastable(tensor);
   const DType dtype = check(t, "broadcast");
   if (root < 0 || root >= size()) {
     SLIMTRAIN_THROW(ConfigError, name(), " broadcast: root ", root, " is not a rank (size ", size(),

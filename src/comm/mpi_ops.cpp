@@ -89,6 +89,8 @@ MPI_Datatype mpi_type(DType dtype) {
     case DType::f16:
     case DType::bf16:
       return MPI_UINT16_T;
+    case DType::u8:
+      return MPI_UINT8_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -108,6 +110,7 @@ void scale_in_place(void* data, std::size_t n, DType dtype, double factor) {
       scale_16<bf16_to_float, float_to_bf16>(data, n, static_cast<float>(factor));
       return;
     case DType::i64:
+    case DType::u8:
       return;  // avg is refused for integers before it gets here
   }
 }

@@ -19,6 +19,8 @@ std::size_t dtype_size(DType dtype) {
       return 2;
     case DType::bf16:
       return 2;
+    case DType::u8:
+      return 1;
   }
   SLIMTRAIN_THROW(ConfigError, "unknown DType ", static_cast<int>(dtype));
 }
@@ -35,6 +37,8 @@ const char* to_string(DType dtype) {
       return "float16";
     case DType::bf16:
       return "bfloat16";
+    case DType::u8:
+      return "uint8";
   }
   return "unknown";
 }
@@ -74,7 +78,7 @@ const char* to_string(OpKind kind) {
 }
 
 bool is_floating(DType dtype) {
-  return dtype != DType::i64;
+  return dtype != DType::i64 && dtype != DType::u8;
 }
 
 Field Field::real_sum(double value) {

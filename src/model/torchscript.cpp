@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <mutex>
 #include <sstream>
+#include <unordered_set>
 
 #include "slimtrain/core/dtype_name.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/script_archive.hpp"
 
 namespace slimtrain::model {
 namespace {
@@ -33,10 +35,7 @@ torch::jit::Module load_module(const std::string& path) {
   try {
     return torch::jit::load(path, torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
-    SLIMTRAIN_THROW(DataError, "--model torchscript:", path,
-                    ": not a TorchScript module (write one with torch.jit.script(model).save(path)"
-                    "): ",
-                    essence(e.what_without_backtrace()));
+    throw_unloadable(path, essence(e.what_without_backtrace()));
   }
 }
 
@@ -72,8 +71,14 @@ TorchScriptClassifierImpl::TorchScriptClassifierImpl(const ModelSpec& spec)
     SLIMTRAIN_THROW(ConfigError, "--model torchscript:", spec.script_path, ": forward takes ",
                     args - 1, " arguments; slimtrain calls forward(x) or forward(x, labels)");
   takes_labels_ = args == 3;
-  for (const auto& p : script_.named_parameters(/*recurse=*/true)) mirror(p.name, p.value, false);
-  for (const auto& b : script_.named_buffers(/*recurse=*/true)) mirror(b.name, b.value, true);
+  // A tied tensor (shared embeddings, an encoder and decoder with one weight) is listed under
+  // each of its names; it is mirrored once, under the first, so it is counted, reduced and
+  // updated once, as PyTorch's named_parameters() does.
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (const auto& p : script_.named_parameters(/*recurse=*/true))
+    if (seen.insert(p.value.unsafeGetTensorImpl()).second) mirror(p.name, p.value, false);
+  for (const auto& b : script_.named_buffers(/*recurse=*/true))
+    if (seen.insert(b.value.unsafeGetTensorImpl()).second) mirror(b.name, b.value, true);
   mutable_spec().script_signature = signature(script_);
   train(true);
 }

@@ -3,7 +3,8 @@
 # trained at np 2 behind the slim boundary: a HuggingFace-style tuple with hidden states (dropped
 # and named once, the evaluation still sends (2 + C^2) x 8 bytes, --strict-slim refuses it), a dict
 # output, a CNN with BatchNorm and Dropout (kill -9 + resume bit-identical), a frozen backbone
-# (untouched); export --torchscript reproduces slimtrain eval in Python; export --embeddings with
+# (untouched), bool and int32 buffers, tied weights (counted and updated once, as a PyTorch loop
+# does); export --torchscript reproduces slimtrain eval in Python; export --embeddings with
 # and without an embed method; bad files exit 2 naming them; the same module trained by a plain
 # PyTorch loop follows slimtrain's loss trajectory for 50 steps.
 . "$(dirname "$0")/lib.sh"
@@ -78,6 +79,34 @@ with h5py.File(sys.argv[2]) as f:
     assert not torch.equal(torch.from_numpy(f["head.weight"][()]), module.head.weight), "head still"
 EOF
 
+# Buffers that are neither float nor int64 (DDP broadcasts every buffer; so does slimtrain, as
+# bytes): a bool causal mask and int32 position ids.
+R=$work/buffers
+check "bool and int32 buffers at np 2" expect_rc 0 "${MPI[@]}" "$S" train "${job_args[@]}" \
+  --model "torchscript:$M/buffers.pt" --out "$R" --max-steps 8 --eval-every 4
+check "  trained and evaluated every sample" json_is "$(events "$R" done)" 'e["final"]["count"] == 203'
+check "  export --torchscript" expect_rc 0 "$S" export --torchscript --checkpoint "$R" -o "$work/buffers-trained.pt"
+check "  keeps both buffers as they were" "$PY" - "$M/buffers.pt" "$work/buffers-trained.pt" <<'EOF'
+import sys, torch
+before, after = torch.jit.load(sys.argv[1]), torch.jit.load(sys.argv[2])
+for name in ("causal", "positions"):
+    a, b = getattr(before, name), getattr(after, name)
+    assert a.dtype == b.dtype and torch.equal(a, b), name
+EOF
+
+# Tied weights: one tensor under two names is counted, reduced and updated once; the PyTorch
+# loop (which updates it once) ends at the same weights.
+R=$work/tied
+check "tied weights at np 2, 50 steps" expect_rc 0 "${MPI[@]}" "$S" train --data "$D" \
+  --batch-size 16 --threads 1 --log-every 10 --model "torchscript:$M/tied.pt" --out "$R" \
+  --max-steps 50 --schedule constant --lr 0.05 --momentum 0.9 --seed 42
+check "  counts the shared weight once" contains "1380 parameters"
+check "  weights export" expect_rc 0 "$S" export --checkpoint "$R" -o "$work/tied.h5"
+check "  the same 50 steps in one Python process" expect_rc 0 \
+  "${CHECK[@]}" peer "$M/tied.pt" "$D" 50 2 16 0.05 0.9 42 "$work/tied.h5"
+check "  end at the same weights within 1e-5 (6 tensors: the tied one once)" \
+  json_is "$(tail -1 <<<"$out")" 'e["max_rel_diff"] < 1e-5 and e["tensors"] == 6'
+
 # BatchNorm and Dropout: killed with -9 after the step-8 checkpoint, resumed, bit-identical.
 bn=(--model "torchscript:$M/bn.pt" --max-steps 24 --checkpoint-every 4 --eval-every 8)
 check "BatchNorm + Dropout reference run, 24 steps" expect_rc 0 "${MPI[@]}" "$S" train "${job_args[@]}" \
@@ -105,6 +134,16 @@ check "  naming it" contains "torchscript:$M/none.pt: no such file"
 echo "not a module" >"$M/text.pt"
 check "a file that is not TorchScript exits 2" expect_rc 2 "$S" train "${job_args[@]}" --model "torchscript:$M/text.pt" --out "$work/x"
 check "  naming it and why" contains "torchscript:$M/text.pt: not a TorchScript module"
+"$PY" - "$M/plain.pt" "$M/newer.pt" <<'EOF'
+import sys, zipfile
+# A module as a newer PyTorch saves it: the same archive declaring file format version 99.
+with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w") as dst:
+    for info in src.infolist():
+        data = src.read(info.filename)
+        dst.writestr(info, b"99\n" if info.filename.endswith("/version") and "/.data/" not in info.filename else data)
+EOF
+check "a module saved by a newer PyTorch exits 2" expect_rc 2 "$S" train "${job_args[@]}" --model "torchscript:$M/newer.pt" --out "$work/x"
+check "  saying so, with both versions" contains "torchscript:$M/newer.pt: saved by a newer PyTorch than this LibTorch .*: file format version 99, this LibTorch reads versions up to [0-9]*; save the module with PyTorch"
 mkdir -p "$M/rgb"
 "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/torchscript_models.py" "$M/rgb" 3 8 8 4
 check "a module built for another input shape exits 2" expect_rc 2 "$S" train "${job_args[@]}" --model "torchscript:$M/rgb/bn.pt" --out "$work/x"

@@ -3,10 +3,12 @@
   eval MODEL.pt DATA.h5 SPLIT
       the module (torch.jit.load) on the split, normalised as slimtrain's loader does; prints
       {"accuracy", "loss", "count"} as JSON
-  peer MODEL.pt DATA.h5 STEPS RANKS BATCH LR MOMENTUM SEED
+  peer MODEL.pt DATA.h5 STEPS RANKS BATCH LR MOMENTUM SEED [WEIGHTS.h5]
       a plain PyTorch loop, one process, over the same global batches slimtrain draws at RANKS
       ranks (seed, epoch permutation, rank shards); SGD with momentum, slimtrain's cross-entropy;
-      prints the loss of every step as a JSON list
+      prints the loss of every step as a JSON list. With WEIGHTS.h5 (slimtrain export of the
+      same run) it also prints the largest difference between those weights and the loop's,
+      relative to each tensor's largest magnitude, as {"max_rel_diff", "tensors"}
 """
 import json
 import sys
@@ -62,7 +64,20 @@ def evaluate(model_path, data, split):
     print(json.dumps({"accuracy": accuracy, "loss": loss, "count": len(y)}))
 
 
-def peer(model_path, data, steps, ranks, batch, lr, momentum, seed):
+def compare(model, weights):
+    state = model.state_dict()
+    worst = 0.0
+    with h5py.File(weights, "r") as f:
+        names = [n for n in f.keys() if isinstance(f[n], h5py.Dataset)]
+        for name in names:
+            theirs = torch.from_numpy(f[name][()])
+            ours = state[name].detach()
+            scale = max(ours.abs().max().item(), 1e-12)
+            worst = max(worst, (ours - theirs).abs().max().item() / scale)
+    print(json.dumps({"max_rel_diff": worst, "tensors": len(names)}))
+
+
+def peer(model_path, data, steps, ranks, batch, lr, momentum, seed, weights=None):
     torch.set_num_threads(1)
     model = torch.jit.load(model_path)
     model.train()
@@ -90,6 +105,8 @@ def peer(model_path, data, steps, ranks, batch, lr, momentum, seed):
             step += 1
         epoch += 1
     print(json.dumps(losses))
+    if weights:
+        compare(model, weights)
 
 
 def main():
@@ -99,7 +116,8 @@ def main():
         model, data = sys.argv[2], sys.argv[3]
         steps, ranks, batch = (int(v) for v in sys.argv[4:7])
         lr, momentum = float(sys.argv[7]), float(sys.argv[8])
-        peer(model, data, steps, ranks, batch, lr, momentum, int(sys.argv[9]))
+        weights = sys.argv[10] if len(sys.argv) > 10 else None
+        peer(model, data, steps, ranks, batch, lr, momentum, int(sys.argv[9]), weights)
     else:
         sys.exit(f"unknown command {sys.argv[1]}")
 

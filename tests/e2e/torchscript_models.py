@@ -9,6 +9,9 @@ python3 torchscript_models.py OUT_DIR C H W CLASSES writes into OUT_DIR:
   plain.pt    a small MLP returning logits only (the peer check trains it in Python too)
   cnn.pt      slimtrain's built-in cnn-small, layer for layer (bench/train compares the two)
   wide.pt     hf.pt's architecture with another hidden width (a different module)
+  buffers.pt  attention over the image's rows with a bool causal mask and int32 position ids as
+              buffers (neither a float nor an int64)
+  tied.pt     two layers sharing one weight (tied, as encoder/decoder or embedding pairs are)
 """
 import sys
 from typing import Dict, Optional, Tuple
@@ -102,6 +105,39 @@ class CnnSmall(torch.nn.Module):
         return self.fc2(torch.relu(self.fc1(h.flatten(1))))
 
 
+class Buffers(torch.nn.Module):
+    def __init__(self, channels: int, height: int, width: int, classes: int):
+        super().__init__()
+        tokens = channels * height
+        self.width = width
+        self.register_buffer("causal", torch.tril(torch.ones(tokens, tokens, dtype=torch.bool)))
+        self.register_buffer("positions", torch.arange(tokens, dtype=torch.int32))
+        self.position = torch.nn.Embedding(tokens, width)
+        self.proj = torch.nn.Linear(width, 16)
+        self.head = torch.nn.Linear(16, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.reshape(x.shape[0], -1, self.width) + self.position(self.positions.long())
+        scores = (h @ h.transpose(1, 2)).masked_fill(~self.causal, float("-inf"))
+        h = torch.softmax(scores / self.width, dim=-1) @ h
+        return self.head(torch.tanh(self.proj(h)).mean(1))
+
+
+class Tied(torch.nn.Module):
+    def __init__(self, inputs: int, classes: int):
+        super().__init__()
+        self.embed_in = torch.nn.Linear(inputs, 16)
+        self.mix = torch.nn.Linear(16, 16)
+        self.unmix = torch.nn.Linear(16, 16, bias=False)
+        self.unmix.weight = self.mix.weight
+        self.head = torch.nn.Linear(16, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.embed_in(x.flatten(1)))
+        h = torch.tanh(self.unmix(torch.tanh(self.mix(h))))
+        return self.head(h)
+
+
 def main() -> None:
     out = sys.argv[1]
     c, h, w, classes = (int(v) for v in sys.argv[2:6])
@@ -115,6 +151,8 @@ def main() -> None:
         "plain": Plain(inputs, classes),
         "cnn": CnnSmall(c, h, w, classes),
         "wide": HuggingFaceStyle(inputs, classes, hidden=40),
+        "buffers": Buffers(c, h, w, classes),
+        "tied": Tied(inputs, classes),
     }
     for name, model in models.items():
         torch.jit.script(model).save(f"{out}/{name}.pt")

@@ -79,7 +79,21 @@ TEST(SingleRank, DataPlaneTakesTensorsOnItsDeviceOnly) {
   EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kHalf)), DType::f16);
   EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kBFloat16)), DType::bf16);
   EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kLong)), DType::i64);
+  EXPECT_EQ(dtype_of(torch::zeros({1}, torch::kByte)), DType::u8);
   EXPECT_THROW(dtype_of(torch::zeros({1}, torch::kInt)), ConfigError);
+  EXPECT_THROW(plane->all_reduce(torch::zeros({2}, torch::kInt), ReduceOp::sum), ConfigError);
+  // A broadcast takes any element type, as bytes: a bool mask, int32 ids, a 0-d int32 scalar.
+  const std::uint64_t before = plane->ops_issued();
+  torch::Tensor mask = torch::tril(torch::ones({3, 3}, torch::kBool));
+  torch::Tensor ids = torch::arange(5, torch::kInt);
+  torch::Tensor scalar = torch::tensor(7, torch::kInt);
+  plane->broadcast(mask, 0);
+  plane->broadcast(ids, 0);
+  plane->broadcast(scalar, 0);
+  EXPECT_TRUE(torch::equal(mask, torch::tril(torch::ones({3, 3}, torch::kBool))));
+  EXPECT_TRUE(torch::equal(ids, torch::arange(5, torch::kInt)));
+  EXPECT_EQ(scalar.item<int>(), 7);
+  EXPECT_EQ(plane->ops_issued(), before + 3);
   torch::Tensor strided = torch::zeros({4, 4}).t();
   EXPECT_THROW(plane->all_reduce(strided, ReduceOp::sum), ConfigError);
   EXPECT_THROW(plane->all_reduce(torch::zeros({2}, torch::kLong), ReduceOp::avg), ConfigError);
@@ -92,7 +106,7 @@ TEST(SingleRank, DataPlaneTakesTensorsOnItsDeviceOnly) {
     EXPECT_NE(std::string(e.what()).find("but this data plane moves cpu memory"), std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(plane->ops_issued(), 3u) << "refused operations are not counted";
+  EXPECT_EQ(plane->ops_issued(), 6u) << "refused operations are not counted";
 }
 
 TEST(SingleRank, DataPlaneFingerprintFollowsWhatWasIssued) {

@@ -48,6 +48,8 @@ TEST(Types, SizesAndNames) {
   EXPECT_STREQ(to_string(DType::bf16), "bfloat16");
   EXPECT_STREQ(to_string(ReduceOp::avg), "avg");
   EXPECT_FALSE(is_floating(DType::i64));
+  EXPECT_FALSE(is_floating(DType::u8));
+  EXPECT_EQ(dtype_size(DType::u8), 1u);
   EXPECT_TRUE(is_floating(DType::f16));
 }
 

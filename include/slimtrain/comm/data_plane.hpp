@@ -39,7 +39,7 @@ struct IssuedOp {
   std::uint64_t bytes() const { return count * dtype_size(dtype); }
 };
 
-/** @brief The DType of `t`; ConfigError for dtypes collectives do not move. */
+/** @brief The DType of `t`; ConfigError for dtypes reductions do not take (bool, int32, ...). */
 DType dtype_of(const torch::Tensor& t);
 
 class DataPlane {
@@ -62,7 +62,10 @@ class DataPlane {
   std::shared_ptr<Work> all_reduce_async(const torch::Tensor& t, ReduceOp op,
                                          const OpOptions& options = {});
   void all_reduce(const torch::Tensor& t, ReduceOp op, const OpOptions& options = {});
-  /** @brief In-place broadcast from `root`, the same checks. */
+  /**
+   * @brief In-place broadcast from `root`, the same checks; a tensor of a type reductions do not
+   * take (bool, int32, ...) travels as its bytes.
+   */
   void broadcast(const torch::Tensor& t, int root, const OpOptions& options = {});
 
   /** @brief Running hash of every operation issued so far (equal on all ranks when in step). */

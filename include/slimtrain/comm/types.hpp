@@ -7,7 +7,7 @@
 namespace slimtrain::comm {
 
 /** @brief Element type of a collective's buffer. */
-enum class DType { f32, f64, i64, f16, bf16 };
+enum class DType { f32, f64, i64, f16, bf16, u8 };
 
 /** @brief Reduction operator; avg is sum / size and exists for floating types only. */
 enum class ReduceOp { sum, avg, max, min };
