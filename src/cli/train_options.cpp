@@ -66,7 +66,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("cnn-layers", bound(c.cnn_layers), "cnn-bn conv layers, 5 to 8: each past the fifth is one more 4W -> 4W layer at a quarter of the image's size, where capacity is cheapest (at 28x28 and W 32 the sixth adds 147 K parameters and a third to the work)")
     ("epochs", bound(c.epochs), "passes over the training split")
     ("max-steps", bound(c.max_steps), "stop after this many steps (0: epochs decide)")
-    ("batch-size", bound(c.batch_size), "samples per rank per step (the last batch of an epoch may be short)")
+    ("batch-size", bound(c.batch_size), "samples per rank per micro-batch (the last batch of an epoch may be short)")
+    ("grad-accum", bound(c.grad_accum), "micro-batches per optimizer step: gradients accumulate locally and are reduced once, at the last; the loss is averaged over them, so --grad-accum 4 --batch-size 16 trains like --batch-size 64 in a quarter of the memory. Steps, schedules, logging, evaluation and checkpoints count optimizer steps; an epoch's last batches that make no whole step are skipped")
     ("seed", bound(c.seed), "seed of initial weights and data order")
     ("optimizer", bound(c.optim.name), "sgd or adamw")
     ("lr", bound(c.optim.lr), "peak learning rate")
@@ -142,6 +143,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);
   require_range<std::int64_t>("--max-steps", c.max_steps, 0, INT64_MAX);
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
+  require_range<std::int64_t>("--grad-accum", c.grad_accum, 1, 1 << 20);
   require_range<double>("--lr", c.optim.lr, 1e-12, 100.0);
   require_range<double>("--momentum", c.optim.momentum, 0.0, 0.999999);
   require_range<double>("--weight-decay", c.optim.weight_decay, 0.0, 10.0);

@@ -120,9 +120,11 @@ void GradientSync::prepare() {
     b.work.reset();
   }
   next_launch_ = 0;
+  accumulating_ = false;
 }
 
 void GradientSync::on_grad(std::size_t index, const torch::Tensor& grad) {
+  if (accumulating_) return;  // autograd adds it to .grad; the step's last backward sends it
   if (arrived_[index])
     SLIMTRAIN_THROW(
         ConfigError, "gradient sync: parameter ", index,
@@ -131,7 +133,11 @@ void GradientSync::on_grad(std::size_t index, const torch::Tensor& grad) {
   const Slot& s = slots_[index];
   Bucket& b = buckets_[s.bucket];
   torch::NoGradGuard no_grad;
-  b.flat.narrow(0, s.offset, s.numel).copy_(grad.reshape({-1}));
+  auto slice = b.flat.narrow(0, s.offset, s.numel);
+  slice.copy_(grad.reshape({-1}));
+  // The earlier micro-batches' sum, which autograd would add to this gradient after the hook.
+  const torch::Tensor& earlier = params_[index].grad();
+  if (earlier.defined()) slice.add_(earlier.reshape({-1}));
   if (--b.pending == 0) mark_ready(s.bucket);
 }
 

@@ -86,7 +86,10 @@ Resumed resume_if_asked(Session& s) {
         }
       },
       io);
-  if (out.at.epoch_step >= s.loader->steps_per_epoch()) {
+  // A checkpoint is taken between optimizer steps; a different --grad-accum (or world size) may
+  // leave it inside a group of micro-batches: the group starts again from its first.
+  out.at.epoch_step -= out.at.epoch_step % cfg.grad_accum;
+  if (s.epoch_over(out.at.epoch_step)) {
     ++out.at.epoch;
     out.at.epoch_step = 0;
   }

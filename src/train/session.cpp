@@ -89,10 +89,12 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   log::info_rank0(
       "model ", s.spec.describe(), ": ", n_params, " parameters",
       n_trainable == n_params ? std::string() : detail::concat(" (", n_trainable, " trainable)"));
-  log::info_rank0("data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ",
-                  s.rt.size(), " ranks x batch ", cfg.batch_size, ", ", s.loader->steps_per_epoch(),
-                  " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps, " steps; ",
-                  describe_eval_splits(s), "; augmentation: ", augment_options(cfg).describe());
+  log::info_rank0(
+      "data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ", s.rt.size(),
+      " ranks x batch ", cfg.batch_size,
+      cfg.grad_accum > 1 ? detail::concat(" x ", cfg.grad_accum, " accumulated") : std::string(),
+      ", ", s.steps_per_epoch, " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps,
+      " steps; ", describe_eval_splits(s), "; augmentation: ", augment_options(cfg).describe());
   log::info_rank0("device ", s.device.describe(), ", precision ", s.precision.precision,
                   s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")", ", memory ",
                   s.model->channels_last() ? "channels-last" : "contiguous",
@@ -137,6 +139,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"chunk_bytes", s.chunk_bytes},
                              {"batch_size", cfg.batch_size},
+                             {"grad_accum", cfg.grad_accum},
                              {"augment", augment_options(cfg).describe()},
                              {"grad_compression", cfg.grad_compression},
                              {"device", s.device.describe()},

@@ -174,7 +174,13 @@ void make_optimizer_and_loader(Session& s) {
     SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", s.rt.size(),
                     " ranks exceeds the ", s.info.split_size("train"),
                     " training samples: not one step per epoch");
-  s.total_steps = cfg.max_steps > 0 ? cfg.max_steps : cfg.epochs * s.loader->steps_per_epoch();
+  s.steps_per_epoch = s.loader->steps_per_epoch() / cfg.grad_accum;
+  if (s.steps_per_epoch == 0)
+    SLIMTRAIN_THROW(ConfigError, "--grad-accum ", cfg.grad_accum, ": an epoch has ",
+                    s.loader->steps_per_epoch(), " batches of ", cfg.batch_size, " per rank (",
+                    s.info.split_size("train"), " training samples, ", s.rt.size(),
+                    " ranks): not one optimizer step per epoch");
+  s.total_steps = cfg.max_steps > 0 ? cfg.max_steps : cfg.epochs * s.steps_per_epoch;
   ScheduleConfig sc = cfg.schedule;
   sc.total_steps = s.total_steps;
   s.schedule = std::make_unique<LrSchedule>(cfg.optim.lr, sc);

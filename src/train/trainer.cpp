@@ -78,14 +78,32 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   timer_.enter(kOptimizer, step);
   set_learning_rate(*s.optimizer, s.schedule->lr_at(pos_.step));
   s.sync->prepare();  // clears .grad: no zero_grad(), which would only zero the buckets
-  timer_.enter(kForward, step);
-  model::Output out;
-  {
-    AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
-    out = s.model->forward(batch.x.to(s.torch_device), batch.y.to(s.torch_device));
+  // --grad-accum N: N micro-batches, each loss divided by N so the gradients autograd adds up
+  // in .grad are the mean over all N; only the last backward feeds the buckets.
+  const std::int64_t micro_batches = cfg_.grad_accum;
+  double loss_sum = 0.0;
+  data::Batch next;
+  for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
+    if (micro > 0) {
+      timer_.enter(kData, step);
+      if (!s.loader->next(next))
+        SLIMTRAIN_THROW(Error, "the loader ended the epoch inside optimizer step ", step);
+    }
+    const data::Batch& b = micro == 0 ? batch : next;
+    timer_.enter(kForward, step);
+    model::Output out;
+    {
+      AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
+      out = s.model->forward(b.x.to(s.torch_device), b.y.to(s.torch_device));
+    }
+    timer_.enter(kBackward, step);
+    s.sync->set_accumulating(micro + 1 < micro_batches);
+    if (micro_batches == 1)
+      out.loss.backward();
+    else
+      (out.loss / static_cast<double>(micro_batches)).backward();
+    if (log_now) loss_sum += out.loss.item<double>();  // read back on log steps only
   }
-  timer_.enter(kBackward, step);
-  out.loss.backward();
   timer_.enter(kSync, step);
   s.sync->launch();
   // The step's one control reduction, while its buckets are in flight: a desync ends the job here.
@@ -93,14 +111,14 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   vote.step = step;
   vote.stop = stop_signal() != 0;
   vote.checkpoint_due = checkpoints_->due_by_clock();
-  if (log_now) vote.loss = out.loss.item<double>();  // read back on log steps only
+  if (log_now) vote.loss = loss_sum / static_cast<double>(micro_batches);
   const StepDecision decision = control_->decide(vote);
   s.sync->wait();
   timer_.enter(kOptimizer, step);
   if (cfg_.clip_grad_norm > 0) clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
   s.optimizer->step();
   ++pos_.step;
-  ++pos_.epoch_step;
+  pos_.epoch_step += micro_batches;
   timer_.count_step();
   if (!told_dropped_) {
     // Named once: what the model's forward returned and the slim boundary kept from everything.
@@ -122,8 +140,8 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
     steady_.paused_s = 0.0;
   }
   if (log_now) {
-    const double rate =
-        timer_.window_steps() * cfg_.batch_size * rt_.size() / timer_.window_seconds();
+    const double rate = timer_.window_steps() * cfg_.batch_size * cfg_.grad_accum * rt_.size() /
+                        timer_.window_seconds();
     const double loss = d.mean_loss.value_or(0.0);
     const nlohmann::json ranks = rank_times();
     // Rank 0's components; its sync includes waiting for the slowest rank.
@@ -195,7 +213,8 @@ void Trainer::finish() {
   const double steady_s = seconds_since(steady_.start) - steady_.paused_s;
   nlohmann::json steady_rate = nullptr;
   if (steady_steps > 0)
-    steady_rate = steady_steps * cfg_.batch_size * rt_.size() / std::max(steady_s, 1e-9);
+    steady_rate =
+        steady_steps * cfg_.batch_size * cfg_.grad_accum * rt_.size() / std::max(steady_s, 1e-9);
   s.run_log->end_progress_line();
   timer_.pause("checkpoint", pos_.step);
   s.sync_buffers();
@@ -267,14 +286,14 @@ int Trainer::run() {
       s.loader->start_epoch(pos_.epoch, pos_.epoch_step);
       timer_.enter(kData, pos_.step + 1);
       data::Batch batch;
-      while (pos_.step < s.total_steps && s.loader->next(batch)) {
+      while (pos_.step < s.total_steps && !s.epoch_over(pos_.epoch_step) && s.loader->next(batch)) {
         const std::int64_t step = pos_.step + 1;
         const bool log_now = step % cfg_.log_every == 0 || step == s.total_steps;
         const StepDecision d = train_step(batch, log_now);
         after_step(d, log_now);
         if (d.stop) return stop_for_requeue();
       }
-      if (pos_.epoch_step >= s.loader->steps_per_epoch()) {
+      if (s.epoch_over(pos_.epoch_step)) {
         ++pos_.epoch;
         pos_.epoch_step = 0;
       }

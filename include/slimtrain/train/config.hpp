@@ -28,6 +28,8 @@ struct TrainConfig {
   std::int64_t epochs = 1;
   std::int64_t max_steps = 0;    ///< 0: epochs decide
   std::int64_t batch_size = 64;  ///< per rank
+  /** @brief Micro-batches of batch_size per optimizer step, reduced once (DDP's no_sync). */
+  std::int64_t grad_accum = 1;
   std::uint64_t seed = 42;
   OptimConfig optim;
   ScheduleConfig schedule;

@@ -8,8 +8,9 @@
  * goes on. Buckets always start in index order on every rank, so the collective sequence is the
  * same everywhere. launch() starts what backward has not; wait() waits under the data plane's
  * deadline and sets each parameter's .grad to its slice of the bucket, which then holds the
- * average. Between the two the trainer runs its per-step control reduction, so a desync (ranks in
- * different collectives) is caught while the buckets are still in flight.
+ * average. With gradient accumulation only the step's last backward feeds the buckets. Between the
+ * two the trainer runs its per-step control reduction, so a desync (ranks in different collectives)
+ * is caught while the buckets are still in flight.
  *
  * With bf16 compression (DDP's bf16_compress_hook, for slow links) a bucket travels as bfloat16:
  * half the bytes. The sum is formed in float32 at every reduction step and rounded once per step
@@ -64,6 +65,13 @@ class GradientSync {
    * is not needed) and resets the per-step bookkeeping.
    */
   void prepare();
+  /**
+   * @brief Before each backward of a step: true while it only accumulates (the first N-1
+   * micro-batches of --grad-accum N, DDP's no_sync): autograd adds the gradients up in .grad and
+   * no bucket is touched. The last backward (false, the default after prepare()) feeds the
+   * buckets with everything accumulated.
+   */
+  void set_accumulating(bool on) { accumulating_ = on; }
   /** @brief Call after backward: starts every bucket that has not started. */
   void launch();
   /**
@@ -116,6 +124,7 @@ class GradientSync {
   std::vector<char> arrived_;
   std::vector<unsigned> hook_ids_;
   std::size_t next_launch_ = 0;
+  bool accumulating_ = false;
 };
 
 }  // namespace slimtrain::train

@@ -65,7 +65,9 @@ struct Session {
   PrecisionChoice precision;  ///< --precision resolved for this model and device
   std::unique_ptr<RunLog> run_log;
   FaultPlan fault;
-  std::int64_t total_steps = 0;
+  std::int64_t total_steps = 0;  ///< optimizer steps
+  /** @brief Optimizer steps per epoch: the loader's batches in whole groups of --grad-accum. */
+  std::int64_t steps_per_epoch = 0;
   std::string eval_split;   ///< periodic evaluations ("": none, with --eval-every 0)
   std::string final_split;  ///< the final evaluation ("": skipped with a note)
 
@@ -81,6 +83,13 @@ struct Session {
   double io_deadline(std::uint64_t bytes) const;
   /** @brief An upper estimate of one checkpoint's bytes: weights, optimiser state, buffers. */
   std::uint64_t checkpoint_bytes_estimate() const;
+  /**
+   * @brief Whether an epoch with `batches_done` of the loader's batches behind it has no whole
+   * optimizer step left (the batches past the last whole group of --grad-accum are skipped).
+   */
+  bool epoch_over(std::int64_t batches_done) const {
+    return batches_done + cfg.grad_accum > loader->steps_per_epoch();
+  }
 };
 
 /** @brief "a, b, c" */
