@@ -112,7 +112,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("checkpoint-every", bound(c.checkpoint_every), "checkpoint every N steps (0: only at the end and on signals)")
     ("checkpoint-minutes", bound(c.checkpoint_minutes), "also checkpoint every M minutes (0: off)")
     ("keep-last", bound(c.keep_last), "checkpoints kept besides the best")
-    ("best-metric", bound(c.best_metric), "accuracy, macro_f1 or loss: keeps the best evaluated checkpoint by it (a new best is checkpointed at its step)")
+    ("best-metric", bound(c.best_metric), "accuracy, macro_f1 or loss: keeps the best evaluated checkpoint by it, and checkpoints each evaluation that sets a new best (when checkpoints are written during training). Unset: the most accurate of the checkpoints that fall on evaluation steps, with no checkpoints of their own")
     ("resume", bound(c.resume), "auto (newest valid checkpoint in --out), none, or a checkpoint path");
   // clang-format on
   cl.enable_config_file();
@@ -139,7 +139,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   if (c.overlap == "false" || c.overlap == "0") c.overlap = "off";
   one_of<std::string>("--overlap", c.overlap, {"auto", "on", "off"});
   one_of<std::string>("--grad-compression", c.grad_compression, {"none", "bf16"});
-  one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
+  if (!c.best_metric.empty())
+    one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
   require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);
   require_range<std::int64_t>("--max-steps", c.max_steps, 0, INT64_MAX);
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);

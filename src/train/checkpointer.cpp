@@ -25,8 +25,8 @@ std::string cpu_rng_state() {
 ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
   ckpt::RetentionPolicy policy;
   policy.keep_last = cfg.keep_last;
-  policy.best_metric = cfg.best_metric;
-  policy.higher_is_better = cfg.best_metric != "loss";
+  policy.best_metric = best_metric_name(cfg);
+  policy.higher_is_better = policy.best_metric != "loss";
   return policy;
 }
 
@@ -34,6 +34,10 @@ ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
 constexpr const char* kBestKey = "best_evaluation";
 
 }  // namespace
+
+std::string best_metric_name(const TrainConfig& cfg) {
+  return cfg.best_metric.empty() ? "accuracy" : cfg.best_metric;
+}
 
 double metric_value(const eval::Metrics& m, const std::string& name) {
   if (name == "macro_f1") return m.macro_f1;
@@ -70,13 +74,15 @@ bool Checkpointer::due_by_clock() const {
 }
 
 bool Checkpointer::note_evaluation(const eval::Metrics& metrics, std::int64_t step) {
-  const double value = metric_value(metrics, s_.cfg.best_metric);
+  const double value = metric_value(metrics, best_metric_name(s_.cfg));
   evaluated_ = Evaluated{step, value, metrics.to_json()};
   const bool higher_is_better = retention(s_.cfg).higher_is_better;
   const bool new_best = !best_ || (higher_is_better ? value > *best_ : value < *best_);
   if (!new_best) return false;
   best_ = value;
-  return s_.cfg.checkpoint_every > 0 || s_.cfg.checkpoint_minutes > 0;
+  // Only when asked for by name: a checkpoint of its own costs a write a run did not plan for.
+  return !s_.cfg.best_metric.empty() &&
+         (s_.cfg.checkpoint_every > 0 || s_.cfg.checkpoint_minutes > 0);
 }
 
 void Checkpointer::wait() {
@@ -124,7 +130,7 @@ void Checkpointer::save(const Position& at) {
         {"model", s_.spec.to_json()}, {"fingerprint", s_.spec.fingerprint()}, {"seed", s_.cfg.seed},
         {"world_size", s_.rt.size()}, {"batch_size", s_.cfg.batch_size},      {"data", s_.cfg.data},
         {"metrics", metrics},         {"class_names", s_.info.class_names}};
-    if (best_) state.meta[kBestKey] = {{"metric", s_.cfg.best_metric}, {"value", *best_}};
+    if (best_) state.meta[kBestKey] = {{"metric", best_metric_name(s_.cfg)}, {"value", *best_}};
     state.tensors = ckpt::host_copy(*s_.model);
     state.blobs["optimizer"] = ckpt::serialize_optimizer(*s_.optimizer);
     state.blobs["rng"] = cpu_rng_state();

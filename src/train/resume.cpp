@@ -74,7 +74,7 @@ Resumed resume_if_asked(Session& s) {
         out.at.step = state.step;
         out.at.epoch = state.epoch;
         out.at.epoch_step = state.epoch_step;
-        out.best_metric = best_so_far(state.meta, cfg.best_metric);
+        out.best_metric = best_so_far(state.meta, best_metric_name(cfg));
         const int their_world = state.meta.value("world_size", s.rt.size());
         if (their_world != s.rt.size()) {
           // Keep the epoch and the samples already seen in it; the order of the rest changes.

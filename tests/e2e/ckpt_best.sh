@@ -5,6 +5,7 @@
 # evaluation that sets a new best is checkpointed at its own step; what remains is the latest
 # checkpoint and the best evaluation's. Then the run resumes for 12 more steps: the best value
 # survives the resume, so an evaluation that does not beat the first run's best writes nothing.
+# Unset, --best-metric writes no checkpoint of its own: the best is among the scheduled ones.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 work=$(mktemp -d)
@@ -71,6 +72,15 @@ if step % 5 == 0 or better(value, before[0]):
 sys.exit(0 if ok else 1)
 PYEOF
 }
+
+check "--best-metric unset: no checkpoint of its own" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" \
+  train --data "$work/data.h5" --out "$work/unset" "${SMALL_JOB[@]}" --lr 0.5 --max-steps 24 \
+  --eval-every 3 --checkpoint-every 5 --keep-last 1 --resume none
+check "  checkpoints on the schedule only, the metric only where an evaluation fell (15)" \
+  json_is "[$(events "$work/unset" checkpoint | tr '\n' ',' | sed 's/,$//')]" \
+  '[c["step"] for c in e] == [5, 10, 15, 20, 24] and [c["step"] for c in e if c["metric"] is not None] == [15]'
+check "  keeps the evaluated one and the latest" test "$(ls "$work/unset/checkpoints" | grep -c '^step-')" -eq 2 -a \
+  -d "$work/unset/checkpoints/step-00000015"
 
 for metric in loss accuracy; do
   check "--best-metric $metric" run "$metric" "$metric" 24

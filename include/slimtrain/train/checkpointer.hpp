@@ -4,8 +4,8 @@
  * written in the background, each step at most once, and every rank learns under the I/O
  * deadline whether the write landed before anyone goes on. A checkpoint carries the value of
  * --best-metric only when it holds the weights that evaluation saw (an evaluation at its step),
- * and an evaluation that sets a new best is checkpointed at its own step, so the best checkpoint
- * kept is one that was evaluated.
+ * and, with --best-metric set, an evaluation that sets a new best is checkpointed at its own step,
+ * so the best checkpoint kept is one that was evaluated.
  */
 #include <chrono>
 #include <cstdint>
@@ -18,6 +18,9 @@
 #include "slimtrain/train/session.hpp"
 
 namespace slimtrain::train {
+
+/** @brief --best-metric, or "accuracy" when it is not set. */
+std::string best_metric_name(const TrainConfig& cfg);
 
 /** @brief The number --best-metric names in `m`. */
 double metric_value(const eval::Metrics& m, const std::string& name);
@@ -38,9 +41,10 @@ class Checkpointer {
   /** @brief On rank 0: --checkpoint-minutes have passed since the last checkpoint. */
   bool due_by_clock() const;
   /**
-   * @brief Remembers the evaluation at `step` for best-of retention. True when it is a new best
-   * and checkpoints are written during training (--checkpoint-every or --checkpoint-minutes):
-   * the caller then checkpoints this step. Every rank answers alike (the metrics are reduced).
+   * @brief Remembers the evaluation at `step` for best-of retention. True when it is a new best,
+   * --best-metric is set and checkpoints are written during training (--checkpoint-every or
+   * --checkpoint-minutes): the caller then checkpoints this step. Every rank answers alike (the
+   * metrics are reduced).
    */
   bool note_evaluation(const eval::Metrics& metrics, std::int64_t step);
 

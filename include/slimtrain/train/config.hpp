@@ -74,7 +74,11 @@ struct TrainConfig {
   std::int64_t checkpoint_every = 0;  ///< steps; 0: none on a step schedule
   double checkpoint_minutes = 0.0;
   int keep_last = 3;
-  std::string best_metric = "accuracy";
+  /**
+   * @brief "": retention keeps the most accurate of the checkpoints that fall on evaluation steps.
+   * Named (accuracy, macro_f1, loss): also a checkpoint at each evaluation that sets a new best.
+   */
+  std::string best_metric;
   std::string resume = "auto";
 };
 
