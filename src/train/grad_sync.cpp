@@ -1,5 +1,7 @@
 #include "slimtrain/train/grad_sync.hpp"
 
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+
 #include <algorithm>
 
 #include "slimtrain/core/error.hpp"
@@ -71,27 +73,42 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
     b.flat = torch::zeros({numel}, params_[b.params.front()].options().requires_grad(false));
     if (compression_ == GradCompression::bf16) b.wire = torch::zeros_like(b.flat, torch::kBFloat16);
   }
-  // finish() hands each parameter a .grad that is its slice of the bucket, so the averages need
-  // no copy back. A plain alias (not an autograd view) keeps Optimizer::zero_grad() working.
+  // Each parameter's .grad is its slice of the bucket, with the parameter's own strides (a
+  // channels-last weight gets a channels-last gradient, as autograd's layout contract asks), so
+  // autograd accumulates into the bucket and the averages need no copy back. A plain alias (not
+  // an autograd view) keeps Optimizer::zero_grad() working.
   grad_views_.resize(params_.size());
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const Slot& s = slots_[k];
+    const torch::Tensor& p = params_[k];
     torch::Tensor flat = buckets_[s.bucket].flat;
-    grad_views_[k] = torch::from_blob(
-        flat.data_ptr<float>() + s.offset, params_[k].sizes(), [flat](void*) {}, flat.options());
+    float* at = flat.data_ptr<float>() + s.offset;
+    grad_views_[k] = p.is_non_overlapping_and_dense()
+                         ? torch::from_blob(
+                               at, p.sizes(), p.strides(), [flat](void*) {}, flat.options())
+                         : torch::from_blob(
+                               at, p.sizes(), [flat](void*) {}, flat.options());
   }
   if (overlap_) {
+    // After the accumulation, not before: the gradient is in the bucket when the hook runs.
     for (std::size_t k = 0; k < params_.size(); ++k) {
-      hook_ids_.push_back(params_[k].register_hook([this, k](torch::Tensor grad) {
-        on_grad(k, grad);
-        return grad;
-      }));
+      auto accumulator = torch::autograd::impl::grad_accumulator(params_[k]);
+      hook_keys_.push_back(
+          accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+              [this, k, alive = alive_](const torch::autograd::variable_list& outputs,
+                                        const torch::autograd::variable_list&) {
+                if (*alive) on_accumulated(k);
+                return outputs;
+              })));
+      accumulators_.push_back(std::move(accumulator));
     }
   }
 }
 
 GradientSync::~GradientSync() {
-  for (std::size_t k = 0; k < hook_ids_.size(); ++k) params_[k].remove_hook(hook_ids_[k]);
+  *alive_ = false;
+  for (std::size_t k = 0; k < accumulators_.size(); ++k)
+    accumulators_[k]->del_post_hook(hook_keys_[k]);
 }
 
 std::size_t GradientSync::bucket_bytes_max() const {
@@ -99,6 +116,15 @@ std::size_t GradientSync::bucket_bytes_max() const {
   for (const Bucket& b : buckets_)
     most = std::max(most, static_cast<std::size_t>(b.flat.numel()) * sizeof(float));
   return most;
+}
+
+std::size_t GradientSync::bucket_bytes_total() const {
+  std::size_t total = 0;
+  for (const Bucket& b : buckets_) {
+    total += static_cast<std::size_t>(b.flat.nbytes());
+    if (b.wire.defined()) total += static_cast<std::size_t>(b.wire.nbytes());
+  }
+  return total;
 }
 
 std::size_t GradientSync::wire_bytes_per_step() const {
@@ -110,9 +136,9 @@ std::size_t GradientSync::wire_bytes_per_step() const {
 }
 
 void GradientSync::prepare() {
-  // Without a .grad, autograd stores each new gradient as it is instead of zeroing the old one
-  // and adding to it; finish() then points .grad into the bucket.
-  for (torch::Tensor& p : params_) p.mutable_grad().reset();
+  torch::NoGradGuard no_grad;
+  for (Bucket& b : buckets_) b.flat.zero_();
+  for (std::size_t k = 0; k < params_.size(); ++k) params_[k].mutable_grad() = grad_views_[k];
   std::fill(arrived_.begin(), arrived_.end(), 0);
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
@@ -123,22 +149,26 @@ void GradientSync::prepare() {
   accumulating_ = false;
 }
 
-void GradientSync::on_grad(std::size_t index, const torch::Tensor& grad) {
-  if (accumulating_) return;  // autograd adds it to .grad; the step's last backward sends it
+// Autograd adds into .grad in place, which is the bucket slice; should it have replaced .grad with
+// a tensor of its own (a sum it could not form in place), the value is moved into the bucket.
+void GradientSync::adopt(std::size_t index) {
+  torch::Tensor& grad = params_[index].mutable_grad();
+  if (grad.defined() && grad.is_same(grad_views_[index])) return;
+  torch::NoGradGuard no_grad;
+  if (grad.defined()) grad_views_[index].copy_(grad);  // else the slice is still zero
+  grad = grad_views_[index];
+}
+
+void GradientSync::on_accumulated(std::size_t index) {
+  if (accumulating_) return;  // it stays in the bucket; the step's last backward starts it
   if (arrived_[index])
     SLIMTRAIN_THROW(
         ConfigError, "gradient sync: parameter ", index,
         " received two gradients in one backward (a shared weight); run with --overlap false");
   arrived_[index] = 1;
-  const Slot& s = slots_[index];
-  Bucket& b = buckets_[s.bucket];
-  torch::NoGradGuard no_grad;
-  auto slice = b.flat.narrow(0, s.offset, s.numel);
-  slice.copy_(grad.reshape({-1}));
-  // The earlier micro-batches' sum, which autograd would add to this gradient after the hook.
-  const torch::Tensor& earlier = params_[index].grad();
-  if (earlier.defined()) slice.add_(earlier.reshape({-1}));
-  if (--b.pending == 0) mark_ready(s.bucket);
+  adopt(index);
+  Bucket& b = buckets_[slots_[index].bucket];
+  if (--b.pending == 0) mark_ready(slots_[index].bucket);
 }
 
 void GradientSync::mark_ready(std::size_t bucket) {
@@ -172,17 +202,10 @@ void GradientSync::launch() {
   for (std::size_t bi = 0; bi < buckets_.size(); ++bi) {
     Bucket& b = buckets_[bi];
     if (b.ready) continue;
-    // Without overlap, or for parameters that got no gradient this step (unused branches).
-    for (std::size_t k : b.params) {
-      if (overlap_ && arrived_[k]) continue;
-      const Slot& s = slots_[k];
-      const torch::Tensor& g = params_[k].grad();
-      auto view = b.flat.narrow(0, s.offset, s.numel);
-      if (g.defined())
-        view.copy_(g.reshape({-1}));
-      else
-        view.zero_();
-    }
+    // Without overlap, or for parameters that got no gradient this step (unused branches): the
+    // gradients are in the bucket already, unless autograd replaced a .grad.
+    for (std::size_t k : b.params)
+      if (!(overlap_ && arrived_[k])) adopt(k);
     b.ready = true;
   }
   launch_ready();

@@ -102,7 +102,11 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     // Before finish() .grad still holds this rank's own gradient: the expected average is the
     // float64 mean of those over the ranks.
     std::vector<torch::Tensor> grads;
-    for (const auto& p : model->parameters()) grads.push_back(p.grad());
+    std::vector<const void*> where;  // gradients accumulate in the buckets (no second copy)
+    for (const auto& p : model->parameters()) {
+      grads.push_back(p.grad());
+      where.push_back(p.grad().data_ptr());
+    }
     const std::vector<float> local = flatten(grads);
     if (step == 0) result.local_grads_differed = !same_on_every_rank(local);
     std::vector<double> expected(local.begin(), local.end());
@@ -119,7 +123,14 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     plane->release();
     sync.wait();
     grads.clear();
-    for (const auto& p : model->parameters()) grads.push_back(p.grad());
+    std::size_t moved = 0, strided = 0;
+    for (const auto& p : model->parameters()) {
+      if (p.grad().data_ptr() != where[grads.size()]) ++moved;
+      if (p.grad().strides() != p.strides()) ++strided;
+      grads.push_back(p.grad());
+    }
+    EXPECT_EQ(moved, 0u) << "backward's gradients were not the buckets' (a copy) at step " << step;
+    EXPECT_EQ(strided, 0u) << "gradients laid out unlike their parameters at step " << step;
     const std::vector<float> averaged = flatten(grads);
     EXPECT_EQ(averaged.size(), expected.size());
     std::size_t wrong = 0;

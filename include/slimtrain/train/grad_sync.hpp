@@ -3,12 +3,15 @@
  * @brief Gradient averaging across ranks in buckets, overlapped with backward.
  *
  * Parameters are packed, in reverse registration order (the order backward produces their
- * gradients), into buckets of about `bucket_bytes`. An autograd hook copies each gradient into
- * its bucket as soon as it exists; a full bucket starts its all-reduce at once, while backward
- * goes on. Buckets always start in index order on every rank, so the collective sequence is the
- * same everywhere. launch() starts what backward has not; wait() waits under the data plane's
- * deadline and sets each parameter's .grad to its slice of the bucket, which then holds the
- * average. With gradient accumulation only the step's last backward feeds the buckets. Between the
+ * gradients), into buckets of about `bucket_bytes`. Each parameter's .grad is its slice of the
+ * bucket, laid out with the parameter's strides (DDP's gradient_as_bucket_view): autograd adds
+ * every gradient into the bucket in place, so a step holds its gradients once, not once in .grad
+ * and again in the bucket. With overlap, a hook after each parameter's accumulation counts it; a
+ * full bucket starts its all-reduce at once, while backward goes on. Buckets always start in index
+ * order on every rank, so the collective sequence is the same everywhere. launch() starts what
+ * backward has not; wait() waits under the data plane's deadline, after which the bucket, and so
+ * .grad, holds the average. With gradient accumulation only the step's last backward starts
+ * buckets; the earlier ones add up in them. Between the
  * two the trainer runs its per-step control reduction, so a desync (ranks in different collectives)
  * is caught while the buckets are still in flight.
  *
@@ -20,6 +23,7 @@
 #include <torch/torch.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,23 +65,19 @@ class GradientSync {
   GradientSync& operator=(const GradientSync&) = delete;
 
   /**
-   * @brief Call before every backward: clears the parameters' .grad (so Optimizer::zero_grad()
-   * is not needed) and resets the per-step bookkeeping.
+   * @brief Call before every step's first backward: zeroes the buckets, points every .grad at
+   * its slice (so Optimizer::zero_grad() is not needed) and resets the per-step bookkeeping.
    */
   void prepare();
   /**
    * @brief Before each backward of a step: true while it only accumulates (the first N-1
-   * micro-batches of --grad-accum N, DDP's no_sync): autograd adds the gradients up in .grad and
-   * no bucket is touched. The last backward (false, the default after prepare()) feeds the
-   * buckets with everything accumulated.
+   * micro-batches of --grad-accum N, DDP's no_sync): autograd adds the gradients up in the
+   * buckets and none starts. The last backward (false, the default after prepare()) starts them.
    */
   void set_accumulating(bool on) { accumulating_ = on; }
   /** @brief Call after backward: starts every bucket that has not started. */
   void launch();
-  /**
-   * @brief Waits for every bucket and points every .grad at its averaged slice of the bucket
-   * (valid until the next prepare()).
-   */
+  /** @brief Waits for every bucket: every .grad then holds the average (until prepare()). */
   void wait();
   /** @brief launch() then wait(). */
   void finish() {
@@ -90,6 +90,8 @@ class GradientSync {
   static std::size_t count_buckets(const std::vector<torch::Tensor>& params,
                                    std::size_t bucket_bytes);
   std::size_t bucket_bytes_max() const;
+  /** @brief Bytes the buckets hold: the gradients themselves (and their bf16 wire copies). */
+  std::size_t bucket_bytes_total() const;
   /** @brief Bytes of gradient one step hands the data plane (per rank). */
   std::size_t wire_bytes_per_step() const;
   GradCompression compression() const { return compression_; }
@@ -109,7 +111,8 @@ class GradientSync {
     std::shared_ptr<comm::Work> work;
   };
 
-  void on_grad(std::size_t index, const torch::Tensor& grad);
+  void on_accumulated(std::size_t index);
+  void adopt(std::size_t index);
   void mark_ready(std::size_t bucket);
   void launch_ready();
   void start(Bucket& b);
@@ -122,7 +125,10 @@ class GradientSync {
   std::vector<Bucket> buckets_;
   std::vector<torch::Tensor> grad_views_;
   std::vector<char> arrived_;
-  std::vector<unsigned> hook_ids_;
+  /** @brief Held so the hooks on them live as long as this (a variable keeps a weak pointer). */
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<std::uintptr_t> hook_keys_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::size_t next_launch_ = 0;
   bool accumulating_ = false;
 };
