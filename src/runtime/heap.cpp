@@ -11,4 +11,10 @@ void keep_freed_memory() {
 #endif
 }
 
+void release_freed_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace slimtrain::runtime

@@ -45,6 +45,24 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
                   "' (choose sgd or adamw)");
 }
 
+std::uint64_t optimizer_state_bytes(const torch::optim::Optimizer& optimizer) {
+  std::uint64_t bytes = 0;
+  auto add = [&bytes](const torch::Tensor& t) {
+    if (t.defined()) bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+  };
+  for (const auto& entry : optimizer.state()) {
+    const torch::optim::OptimizerParamState* state = entry.second.get();
+    if (const auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(state)) {
+      add(sgd->momentum_buffer());
+    } else if (const auto* adamw = dynamic_cast<const torch::optim::AdamWParamState*>(state)) {
+      add(adamw->exp_avg());
+      add(adamw->exp_avg_sq());
+      add(adamw->max_exp_avg_sq());
+    }
+  }
+  return bytes;
+}
+
 void clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> norms;

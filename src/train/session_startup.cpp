@@ -6,6 +6,7 @@
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/heap.hpp"
+#include "slimtrain/runtime/process_memory.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
@@ -213,7 +214,9 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   // normalisation statistics from rank 0 when the file has none: every reader needs them.
   read_data_layout(*s);
   // The model on its device, probed with one batch: a JIT's slow first calls and a wrong output
-  // shape show here, before any collective of the data plane could wait on them.
+  // shape show here, before any collective of the data plane could wait on them. What the process
+  // held before it is the baseline the done event's memory figures are counted from.
+  s->baseline_resident_bytes = runtime::resident_bytes();
   build_model(*s);
   // The data plane (NCCL needs the device set) and rank 0's weights to every replica.
   open_data_plane(*s);

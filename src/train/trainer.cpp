@@ -10,7 +10,9 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/layout_probe.hpp"
+#include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
+#include "slimtrain/runtime/process_memory.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/checkpointer.hpp"
@@ -45,7 +47,8 @@ class Trainer {
   void after_step(const StepDecision& d, bool log_now);
   nlohmann::json rank_times();
   int stop_for_requeue();
-  void finish();
+  nlohmann::json memory() const;
+  void finish(const nlohmann::json& memory);
   [[noreturn]] void abort_training(const Error& e);
 
   const TrainConfig& cfg_;
@@ -77,7 +80,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   }
   timer_.enter(kOptimizer, step);
   set_learning_rate(*s.optimizer, s.schedule->lr_at(pos_.step));
-  s.sync->prepare();  // clears .grad: no zero_grad(), which would only zero the buckets
+  s.sync->prepare();  // zeroes the buckets, which are the .grad tensors: no zero_grad()
   // --grad-accum N: N micro-batches, each loss divided by N so the gradients autograd adds up
   // in .grad are the mean over all N; only the last backward feeds the buckets.
   const std::int64_t micro_batches = cfg_.grad_accum;
@@ -207,7 +210,30 @@ int Trainer::stop_for_requeue() {
   return kExitRequeue;
 }
 
-void Trainer::finish() {
+// This rank's training state and what it cost in resident memory, taken at the end of the loop
+// (before the final checkpoint's host copy): the peak counts from the start of training, so
+// start-up's transient buffers (the link probe's) are not in it.
+nlohmann::json Trainer::memory() const {
+  const Session& s = *s_;
+  std::uint64_t weights = 0;
+  for (const auto& p : s.model->parameters())
+    weights += static_cast<std::uint64_t>(p.numel()) * p.element_size();
+  const std::uint64_t gradients = s.sync->bucket_bytes_total();
+  const std::uint64_t optimizer = optimizer_state_bytes(*s.optimizer);
+  const std::uint64_t peak = runtime::peak_resident_bytes();
+  const std::uint64_t data = s.loader->resident_bytes();
+  return {{"data_bytes", data},
+          {"weights_bytes", weights},
+          {"gradient_bytes", gradients},
+          {"optimizer_bytes", optimizer},
+          {"state_bytes", weights + gradients + optimizer},
+          {"baseline_resident_bytes", s.baseline_resident_bytes},
+          {"peak_resident_bytes", peak},
+          {"peak_above_baseline_bytes",
+           peak > s.baseline_resident_bytes ? peak - s.baseline_resident_bytes : 0}};
+}
+
+void Trainer::finish(const nlohmann::json& memory) {
   Session& s = *s_;
   const std::int64_t steady_steps = pos_.step - steady_.first_step - steady_.warmup_steps;
   const double steady_s = seconds_since(steady_.start) - steady_.paused_s;
@@ -241,7 +267,8 @@ void Trainer::finish() {
       {"steady_seconds", steady_s},
       {"final_split", s.final_split.empty() ? nlohmann::json() : nlohmann::json(s.final_split)},
       {"final", final_metrics},
-      {"checkpoint", checkpoints_->last_written()}};
+      {"checkpoint", checkpoints_->last_written()},
+      {"memory", memory}};
   // "test" as before, for readers of the final test metrics.
   if (s.final_split == "test") done["test"] = final_metrics;
   s.run_log->event("done", done);
@@ -281,6 +308,8 @@ int Trainer::run() {
                                                  rt_.hostnames());
   steady_.first_step = pos_.step;
   steady_.warmup_steps = std::min(cfg_.log_every, (s.total_steps - pos_.step) / 2);
+  runtime::release_freed_memory();
+  runtime::reset_peak_resident();
   try {
     while (pos_.step < s.total_steps) {
       s.loader->start_epoch(pos_.epoch, pos_.epoch_step);
@@ -298,7 +327,7 @@ int Trainer::run() {
         pos_.epoch_step = 0;
       }
     }
-    finish();
+    finish(memory());
   } catch (const CommError& e) {
     abort_training(e);
   }

@@ -61,6 +61,12 @@ class TrainLoader {
   void start_epoch(std::int64_t epoch, std::int64_t skip_steps = 0);
   /** @brief The next batch; false at the end of the epoch. */
   bool next(Batch& out);
+  /** @brief Bytes of samples and labels held for the whole run (memory mode; 0 streaming). */
+  std::size_t resident_bytes() const {
+    return all_x_ ? static_cast<std::size_t>(n_) * reader_->sample_bytes() +
+                        all_y_.size() * sizeof(std::int64_t)
+                  : 0;
+  }
   /** @brief "memory" or "stream", as chosen. */
   const std::string& mode() const { return mode_; }
   const DatasetInfo& info() const { return info_; }

@@ -12,4 +12,11 @@ namespace slimtrain::runtime {
  */
 void keep_freed_memory();
 
+/**
+ * @brief Hands what is free in the heap back to the kernel once (malloc_trim): start-up's one-off
+ * buffers (the model probe's gradients, the link probe's messages) would otherwise stay resident
+ * beside the training state for the whole run. No-op without glibc.
+ */
+void release_freed_memory();
+
 }  // namespace slimtrain::runtime

@@ -2,6 +2,7 @@
 /** @brief Optimiser construction from options: SGD (momentum, Nesterov) and AdamW. */
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ namespace slimtrain::train {
  */
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& config,
                                                         std::vector<torch::Tensor> params);
+
+/** @brief Bytes of the optimiser's state tensors (momentum; AdamW's two moments) on this rank. */
+std::uint64_t optimizer_state_bytes(const torch::optim::Optimizer& optimizer);
 
 /** @brief Sets the learning rate of every parameter group (the schedule calls this each step). */
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);

@@ -66,6 +66,8 @@ struct Session {
   std::unique_ptr<RunLog> run_log;
   FaultPlan fault;
   std::int64_t total_steps = 0;  ///< optimizer steps
+  /** @brief This process's resident bytes before the model existed (the done event's memory). */
+  std::uint64_t baseline_resident_bytes = 0;
   /** @brief Optimizer steps per epoch: the loader's batches in whole groups of --grad-accum. */
   std::int64_t steps_per_epoch = 0;
   std::string eval_split;   ///< periodic evaluations ("": none, with --eval-every 0)
