@@ -80,6 +80,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("step-every", bound(c.schedule.step_every), "step schedule: decay every N steps")
     ("step-gamma", bound(c.schedule.step_gamma), "step schedule: decay factor")
     ("clip-grad-norm", bound(c.clip_grad_norm), "clip the global gradient norm (0: off)")
+    ("max-nonfinite-steps", bound(c.max_nonfinite_steps), "a step whose loss (on any rank) or gradient norm (with --clip-grad-norm) is NaN or infinite updates nothing, on every rank, and is named in the log; after this many in a row the job ends with exit 1, naming the first and the last checkpoint (whose weights are finite): resume it with a lower --lr")
     ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
     ("precision", bound(c.precision), "fp32, bf16 or auto. bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere: emulated bf16 is slower than fp32). auto: bf16 on a CPU with native bf16 for the built-in models measured faster in it at equal accuracy (bench/train/bf16.sh; docs/performance.md), fp32 otherwise; the start line says which and why")
@@ -153,6 +154,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<std::int64_t>("--step-every", c.schedule.step_every, 1, INT64_MAX);
   require_range<double>("--step-gamma", c.schedule.step_gamma, 0.0, 1.0);
   require_range<double>("--clip-grad-norm", c.clip_grad_norm, 0.0, 1e9);
+  require_range<int>("--max-nonfinite-steps", c.max_nonfinite_steps, 1, 1000000);
   require_range<double>("--label-smoothing", c.label_smoothing, 0.0, 0.999);
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);

@@ -82,9 +82,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
         plan.action = FaultAction::desync;
       else if (value == "slow")
         plan.action = FaultAction::slow;
+      else if (value == "nan")
+        plan.action = FaultAction::nan;
       else
         SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: action='", value,
-                        "' (delay, hang, exit, throw, desync or slow)");
+                        "' (delay, hang, exit, throw, desync, slow or nan)");
     } else if (key == "delay") {
       plan.delay_s = parse_seconds(value);
     } else if (key == "bytes") {
@@ -104,9 +106,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs rank=, phase= and step=");
   if (!action_given && plan.delay_s <= 0)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
-                    "' needs delay= or action=hang|exit|throw|desync|slow");
+                    "' needs delay= or action=hang|exit|throw|desync|slow|nan");
   if (plan.action == FaultAction::desync && plan.phase != FaultPhase::train)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': action=desync needs phase=train");
+  if (plan.action == FaultAction::nan && plan.phase != FaultPhase::train)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': action=nan needs phase=train");
   if (plan.action == FaultAction::slow && (plan.phase != FaultPhase::train || plan.delay_s <= 0))
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
                     "': action=slow needs phase=train and delay=D");
@@ -145,7 +149,8 @@ void FaultPlan::fire() {
       SLIMTRAIN_THROW(DataError, "SLIMTRAIN_INJECT: injected data error at step ", step,
                       " (as a corrupt row in the stream reader would raise)");
     case FaultAction::desync:
-      return;
+    case FaultAction::nan:
+      return;  // the trainer issues the extra operation, or makes the step's loss NaN
   }
 }
 
@@ -160,6 +165,7 @@ std::string FaultPlan::describe() const {
                             : action == FaultAction::exit ? "exit"
                             : action == FaultAction::fail ? "throw"
                             : action == FaultAction::slow ? "slow"
+                            : action == FaultAction::nan  ? "nan"
                                                           : "desync";
   out << "rank=" << rank << " phase=" << phase_name << " step=" << step
       << " action=" << action_name;

@@ -30,6 +30,14 @@ ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
   return policy;
 }
 
+// The first tensor holding a NaN or an infinity ("" when none): such weights are never written.
+std::string first_nonfinite(const std::vector<ckpt::TensorEntry>& tensors) {
+  for (const ckpt::TensorEntry& e : tensors)
+    if (e.tensor.is_floating_point() && !torch::isfinite(e.tensor).all().item<bool>())
+      return e.name;
+  return "";
+}
+
 // The meta key of the run's best evaluation so far, kept across resumes.
 constexpr const char* kBestKey = "best_evaluation";
 
@@ -121,6 +129,7 @@ void Checkpointer::save(const Position& at) {
     metric = evaluated_->value;
     metrics = evaluated_->metrics;
   }
+  std::string nonfinite;  // rank 0: the tensor that kept this checkpoint from being written
   if (s_.rt.rank() == 0) {
     ckpt::CheckpointState state;
     state.step = at.step;
@@ -132,12 +141,23 @@ void Checkpointer::save(const Position& at) {
         {"metrics", metrics},         {"class_names", s_.info.class_names}};
     if (best_) state.meta[kBestKey] = {{"metric", best_metric_name(s_.cfg)}, {"value", *best_}};
     state.tensors = ckpt::host_copy(*s_.model);
-    state.blobs["optimizer"] = ckpt::serialize_optimizer(*s_.optimizer);
-    state.blobs["rng"] = cpu_rng_state();
-    manager_.save_async(std::move(state), metric);
+    nonfinite = first_nonfinite(state.tensors);
+    if (nonfinite.empty()) {
+      state.blobs["optimizer"] = ckpt::serialize_optimizer(*s_.optimizer);
+      state.blobs["rng"] = cpu_rng_state();
+      manager_.save_async(std::move(state), metric);
+    }
   }
   written_step_ = at.step;
   last_ = Clock::now();
+  if (!nonfinite.empty()) {
+    // Replicas are identical: rank 0 speaks for all. The previous checkpoint stays the latest.
+    log::warn("checkpoint at step ", at.step, " not written: ", nonfinite,
+              " holds NaN or infinite values; the latest checkpoint stays ",
+              last_written().empty() ? std::string("none") : last_written());
+    s_.run_log->event("checkpoint_skipped", {{"step", at.step}, {"nonfinite_tensor", nonfinite}});
+    return;
+  }
   s_.run_log->event("checkpoint",
                     {{"step", at.step},
                      {"epoch", at.epoch},

@@ -63,16 +63,17 @@ std::uint64_t optimizer_state_bytes(const torch::optim::Optimizer& optimizer) {
   return bytes;
 }
 
-void clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
+double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> norms;
   for (const torch::Tensor& p : params)
     if (p.grad().defined()) norms.push_back(p.grad().norm(2));
-  if (norms.empty()) return;
+  if (norms.empty()) return 0.0;
   const torch::Tensor total = torch::stack(norms).norm(2);
   const torch::Tensor scale = (max_norm / (total + 1e-6)).clamp_max(1.0);
   for (const torch::Tensor& p : params)
     if (p.grad().defined()) p.grad().mul_(scale);
+  return total.item<double>();
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {

@@ -1,6 +1,7 @@
 #include "slimtrain/train/step_control.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <set>
@@ -27,7 +28,9 @@ enum Slot {
   kOpsMax,
   kOpsMin,
   kStepMax,
-  kStepMin
+  kStepMin,
+  kNonfinite,
+  kFields
 };
 
 // Desync diagnosis: each rank shares its latest data-plane operations, 6 words each.
@@ -143,7 +146,7 @@ StepControl::StepControl(comm::ControlPlane& control, comm::DataPlane& data,
 StepDecision StepControl::decide(const StepVote& vote) {
   const std::uint64_t ops = data_.ops_issued();
   const std::int64_t fp = as_signed(data_.fingerprint());
-  std::vector<Field> fields(10);
+  std::vector<Field> fields(kFields);
   fields[kStop] = Field::of(FieldOp::max, vote.stop ? 1 : 0);
   fields[kDue] = Field::of(FieldOp::max, vote.checkpoint_due ? 1 : 0);
   fields[kLossSum] = Field::real_sum(vote.loss.value_or(0.0));
@@ -154,6 +157,7 @@ StepDecision StepControl::decide(const StepVote& vote) {
   fields[kOpsMin] = Field::of(FieldOp::min, static_cast<std::int64_t>(ops));
   fields[kStepMax] = Field::of(FieldOp::max, vote.step);
   fields[kStepMin] = Field::of(FieldOp::min, vote.step);
+  fields[kNonfinite] = Field::of(FieldOp::min, vote.nonfinite_loss ? control_.rank() : INT64_MAX);
   comm::OpOptions options;
   options.tag = "step-control";
   const std::vector<Field> all = control_.reduce_fields(std::move(fields), options);
@@ -171,6 +175,8 @@ StepDecision StepControl::decide(const StepVote& vote) {
   d.checkpoint_due = all[kDue].value != 0;
   if (all[kLossCount].value > 0)
     d.mean_loss = all[kLossSum].real() / static_cast<double>(all[kLossCount].value);
+  if (all[kNonfinite].value != INT64_MAX)
+    d.nonfinite_rank = static_cast<int>(all[kNonfinite].value);
   return d;
 }
 

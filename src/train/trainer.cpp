@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include "slimtrain/core/clock.hpp"
@@ -44,6 +46,8 @@ class Trainer {
 
  private:
   StepDecision train_step(const data::Batch& batch, bool log_now);
+  void skip_update(std::int64_t step, const std::string& why);
+  int diverged();
   void after_step(const StepDecision& d, bool log_now);
   nlohmann::json rank_times();
   int stop_for_requeue();
@@ -61,13 +65,17 @@ class Trainer {
   SteadyRate steady_;
   Position pos_;
   bool told_dropped_ = false;
+  std::int64_t nonfinite_in_a_row_ = 0;  ///< steps whose update was skipped, in a row
+  std::int64_t first_nonfinite_ = 0;     ///< the first of them
 };
 
 StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   Session& s = *s_;
   const std::int64_t step = pos_.step + 1;
+  bool poison_loss = false;  // test only: this rank's loss is NaN at this step
   if (s.fault.armed(rt_.rank(), FaultPhase::train, step)) {
     s.fault.fire();
+    poison_loss = s.fault.action == FaultAction::nan;
     if (s.fault.action == FaultAction::desync) {
       // Test only: one operation the other ranks do not issue, ahead of the gradient buckets.
       comm::OpOptions options;
@@ -99,13 +107,16 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
       AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
       out = s.model->forward(b.x.to(s.torch_device), b.y.to(s.torch_device));
     }
+    if (poison_loss && micro == 0) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
     timer_.enter(kBackward, step);
     s.sync->set_accumulating(micro + 1 < micro_batches);
     if (micro_batches == 1)
       out.loss.backward();
     else
       (out.loss / static_cast<double>(micro_batches)).backward();
-    if (log_now) loss_sum += out.loss.item<double>();  // read back on log steps only
+    // Read back every step: a non-finite loss must stop the update on every rank. On GPU the
+    // gradient wait below synchronises with the device anyway.
+    loss_sum += out.loss.item<double>();
   }
   timer_.enter(kSync, step);
   s.sync->launch();
@@ -115,11 +126,28 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   vote.stop = stop_signal() != 0;
   vote.checkpoint_due = checkpoints_->due_by_clock();
   if (log_now) vote.loss = loss_sum / static_cast<double>(micro_batches);
+  vote.nonfinite_loss = !std::isfinite(loss_sum);
   const StepDecision decision = control_->decide(vote);
   s.sync->wait();
   timer_.enter(kOptimizer, step);
-  if (cfg_.clip_grad_norm > 0) clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
-  s.optimizer->step();
+  // A non-finite loss on any rank (the decision names the lowest), or a non-finite norm of the
+  // averaged gradients (the same on every rank), skips the update everywhere: the weights stay as
+  // they were, as a loss scaler does on overflow.
+  std::string nonfinite;
+  if (decision.nonfinite_rank) {
+    const auto r = static_cast<std::size_t>(*decision.nonfinite_rank);
+    nonfinite = detail::concat("the loss is not finite on rank ", r,
+                               r < rt_.hostnames().size() ? " (" + rt_.hostnames()[r] + ")" : "");
+  } else if (cfg_.clip_grad_norm > 0) {
+    const double norm = clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
+    if (!std::isfinite(norm)) nonfinite = "the gradient norm is not finite";
+  }
+  if (nonfinite.empty()) {
+    s.optimizer->step();
+    nonfinite_in_a_row_ = 0;
+  } else {
+    skip_update(step, nonfinite);
+  }
   ++pos_.step;
   pos_.epoch_step += micro_batches;
   timer_.count_step();
@@ -134,6 +162,42 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   }
   timer_.enter(kData, pos_.step + 1);
   return decision;
+}
+
+void Trainer::skip_update(std::int64_t step, const std::string& why) {
+  if (nonfinite_in_a_row_++ == 0) first_nonfinite_ = step;
+  if (rt_.rank() == 0) {
+    s_->run_log->end_progress_line();
+    log::warn("step ", step, ": ", why, ": its update is skipped on every rank (",
+              nonfinite_in_a_row_, " in a row; the job ends at --max-nonfinite-steps ",
+              cfg_.max_nonfinite_steps, ")");
+  }
+  s_->run_log->event("nonfinite",
+                     {{"step", step}, {"reason", why}, {"in_a_row", nonfinite_in_a_row_}});
+}
+
+// Every rank reaches this at the same step (the decision to skip is the same everywhere), so the
+// job ends with exit 1 on every rank without an abort, its last checkpoint landed.
+int Trainer::diverged() {
+  s_->run_log->end_progress_line();
+  checkpoints_->wait();
+  const std::string last = checkpoints_->last_written();
+  const std::string why = detail::concat(
+      "training diverged: ", nonfinite_in_a_row_, " steps in a row (", first_nonfinite_, " to ",
+      pos_.step, ") had a non-finite loss or gradient norm and updated nothing (",
+      "--max-nonfinite-steps ", cfg_.max_nonfinite_steps, "); the weights are those of step ",
+      first_nonfinite_ - 1);
+  if (rt_.rank() == 0) {
+    log::error(why);
+    log::error("the last checkpoint, whose weights are finite: ",
+               last.empty() ? std::string("none written") : last,
+               "; resume it with --resume auto and a lower --lr");
+  }
+  s_->run_log->event("failed", {{"step", pos_.step},
+                                {"reason", why},
+                                {"first_nonfinite_step", first_nonfinite_},
+                                {"checkpoint", last}});
+  return kExitFailure;
 }
 
 void Trainer::after_step(const StepDecision& d, bool log_now) {
@@ -320,6 +384,7 @@ int Trainer::run() {
         const bool log_now = step % cfg_.log_every == 0 || step == s.total_steps;
         const StepDecision d = train_step(batch, log_now);
         after_step(d, log_now);
+        if (nonfinite_in_a_row_ >= cfg_.max_nonfinite_steps) return diverged();
         if (d.stop) return stop_for_requeue();
       }
       if (s.epoch_over(pos_.epoch_step)) {

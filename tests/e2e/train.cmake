@@ -40,3 +40,7 @@ slimtrain_add_e2e(NAME e2e_torchscript COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torch
 # bucket hook path bit-identical, kill -9 + resume bit-identical, bad values exit 2 (about 20 s).
 slimtrain_add_e2e(NAME e2e_grad_accum COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/grad_accum.sh
                   TIMEOUT 180 LABELS train)
+# A diverging run: a NaN loss on one rank skips that step's update everywhere; --lr 50 ends the
+# job with exit 1 after --max-nonfinite-steps skipped steps in a row, no checkpoint non-finite.
+slimtrain_add_e2e(NAME e2e_diverge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/diverge.sh
+                  TIMEOUT 180 LABELS train)

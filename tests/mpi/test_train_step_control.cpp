@@ -38,12 +38,18 @@ TEST(StepControl, OneReductionDecidesStopCheckpointAndLoss) {
     vote.stop = step == 3 && r == n - 1;        // any rank stops everyone
     vote.checkpoint_due = step == 2 && r == 0;  // rank 0's clock
     if (step != 2) vote.loss = 1.0 + r;         // logged on steps 1 and 3
+    // Step 2: every rank from the last one down has a non-finite loss; step 3: none.
+    vote.nonfinite_loss = step == 2 && (r == n - 1 || r >= n / 2);
     const st::StepDecision d = control.decide(vote);
     work->wait();
     EXPECT_FLOAT_EQ(bucket[0].item<float>(), (n - 1) / 2.0f);
     EXPECT_EQ(d.stop, step == 3);
     EXPECT_EQ(d.checkpoint_due, step == 2);
     EXPECT_EQ(d.mean_loss.has_value(), step != 2);
+    EXPECT_EQ(d.nonfinite_rank.has_value(), step == 2);
+    if (d.nonfinite_rank) {
+      EXPECT_EQ(*d.nonfinite_rank, std::min(n / 2, n - 1)) << "not the lowest";
+    }
     if (d.mean_loss) {
       EXPECT_DOUBLE_EQ(*d.mean_loss, 1.0 + (n - 1) / 2.0);
     }

@@ -78,6 +78,15 @@ TEST(FaultInjection, ThrowRaisesADataErrorAndDesyncOnlyLogs) {
   EXPECT_NE(parse_error("rank=0,phase=train,step=3,action=desync,bytes=4").find("bytes='4'"),
             std::string::npos);
 
+  st::FaultPlan nan = st::FaultPlan::parse("rank=1,phase=train,step=5,action=nan");
+  EXPECT_EQ(nan.action, st::FaultAction::nan);
+  EXPECT_TRUE(nan.armed(1, st::FaultPhase::train, 5));
+  EXPECT_FALSE(nan.armed(1, st::FaultPhase::train, 6)) << "a NaN loss is one step's";
+  EXPECT_NO_THROW(nan.fire());  // the trainer makes the loss NaN itself
+  EXPECT_NE(nan.describe().find("action=nan"), std::string::npos) << nan.describe();
+  EXPECT_NE(parse_error("rank=0,phase=eval,step=3,action=nan").find("needs phase=train"),
+            std::string::npos);
+
   const st::FaultPlan p = st::FaultPlan::parse("rank=1,phase=prep,step=0,action=throw");
   EXPECT_TRUE(p.armed(1, st::FaultPhase::prep, 0));
   EXPECT_FALSE(p.armed(0, st::FaultPhase::prep, 0));

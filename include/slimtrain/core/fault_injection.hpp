@@ -17,6 +17,7 @@
  *                 tagged "injected") before the step's gradient buckets: ranks out of step
  *   action=slow   (train, with delay=D) sleep D in every step from that step on, charged to
  *                 the step's data phase: a straggler (a slow disk or a busy node), logged once
+ *   action=nan    (train) that rank's loss at that step is NaN, as a diverging batch makes it
  */
 #include <cstdint>
 #include <string>
@@ -24,7 +25,7 @@
 namespace slimtrain {
 
 enum class FaultPhase { none, train, eval, prep, checkpoint };
-enum class FaultAction { delay, hang, exit, fail, desync, slow };
+enum class FaultAction { delay, hang, exit, fail, desync, slow, nan };
 
 struct FaultPlan {
   int rank = -1;

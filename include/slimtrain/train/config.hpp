@@ -33,6 +33,9 @@ struct TrainConfig {
   std::uint64_t seed = 42;
   OptimConfig optim;
   ScheduleConfig schedule;
+  /** @brief Consecutive steps skipped for a non-finite loss or gradient norm before the job ends.
+   */
+  int max_nonfinite_steps = 10;
   double clip_grad_norm = 0.0;
   double label_smoothing = 0.0;
 

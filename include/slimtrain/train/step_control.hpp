@@ -2,8 +2,8 @@
 /**
  * @brief The per-step control decision: one small reduction on the control plane per training
  * step, whatever the device. It carries the stop request (any rank), the timed checkpoint (rank
- * 0's clock), the loss sum at log steps, and every rank's data-plane fingerprint and operation
- * count (min and max over ranks).
+ * 0's clock), the loss sum at log steps, the lowest rank whose loss is not finite, and every
+ * rank's data-plane fingerprint and operation count (min and max over ranks).
  *
  * It runs once the step's gradient buckets are issued on the data plane. Ranks whose data planes
  * issued different operations (a desync: the likely truth behind a 600 s watchdog wait on one
@@ -29,13 +29,15 @@ struct StepVote {
   bool stop = false;            ///< a stop signal arrived here
   bool checkpoint_due = false;  ///< rank 0's clock says a timed checkpoint is due (others: false)
   std::optional<double> loss;   ///< this rank's loss, on log steps only
+  bool nonfinite_loss = false;  ///< this rank's loss is NaN or infinite
 };
 
 /** @brief The same on every rank. */
 struct StepDecision {
   bool stop = false;
   bool checkpoint_due = false;
-  std::optional<double> mean_loss;  ///< over ranks, on log steps
+  std::optional<double> mean_loss;    ///< over ranks, on log steps
+  std::optional<int> nonfinite_rank;  ///< the lowest rank whose loss is not finite
 };
 
 /** @brief A desync: the message names ranks and operations (a CommError, so the job ends). */
