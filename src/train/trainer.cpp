@@ -19,6 +19,7 @@
 #include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/checkpointer.hpp"
 #include "slimtrain/train/evaluation.hpp"
+#include "slimtrain/train/memory_report.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/resume.hpp"
 #include "slimtrain/train/session.hpp"
@@ -51,7 +52,6 @@ class Trainer {
   void after_step(const StepDecision& d, bool log_now);
   nlohmann::json rank_times();
   int stop_for_requeue();
-  nlohmann::json memory() const;
   void finish(const nlohmann::json& memory);
   [[noreturn]] void abort_training(const Error& e);
 
@@ -274,29 +274,6 @@ int Trainer::stop_for_requeue() {
   return kExitRequeue;
 }
 
-// This rank's training state and what it cost in resident memory, taken at the end of the loop
-// (before the final checkpoint's host copy): the peak counts from the start of training, so
-// start-up's transient buffers (the link probe's) are not in it.
-nlohmann::json Trainer::memory() const {
-  const Session& s = *s_;
-  std::uint64_t weights = 0;
-  for (const auto& p : s.model->parameters())
-    weights += static_cast<std::uint64_t>(p.numel()) * p.element_size();
-  const std::uint64_t gradients = s.sync->bucket_bytes_total();
-  const std::uint64_t optimizer = optimizer_state_bytes(*s.optimizer);
-  const std::uint64_t peak = runtime::peak_resident_bytes();
-  const std::uint64_t data = s.loader->resident_bytes();
-  return {{"data_bytes", data},
-          {"weights_bytes", weights},
-          {"gradient_bytes", gradients},
-          {"optimizer_bytes", optimizer},
-          {"state_bytes", weights + gradients + optimizer},
-          {"baseline_resident_bytes", s.baseline_resident_bytes},
-          {"peak_resident_bytes", peak},
-          {"peak_above_baseline_bytes",
-           peak > s.baseline_resident_bytes ? peak - s.baseline_resident_bytes : 0}};
-}
-
 void Trainer::finish(const nlohmann::json& memory) {
   Session& s = *s_;
   const std::int64_t steady_steps = pos_.step - steady_.first_step - steady_.warmup_steps;
@@ -392,7 +369,7 @@ int Trainer::run() {
         pos_.epoch_step = 0;
       }
     }
-    finish(memory());
+    finish(memory_report(s));
   } catch (const CommError& e) {
     abort_training(e);
   }

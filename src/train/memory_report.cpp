@@ -1,0 +1,26 @@
+#include "slimtrain/train/memory_report.hpp"
+
+#include "slimtrain/runtime/process_memory.hpp"
+#include "slimtrain/train/optim.hpp"
+
+namespace slimtrain::train {
+
+nlohmann::json memory_report(const Session& s) {
+  std::uint64_t weights = 0;
+  for (const auto& p : s.model->parameters())
+    weights += static_cast<std::uint64_t>(p.numel()) * p.element_size();
+  const std::uint64_t gradients = s.sync->bucket_bytes_total();
+  const std::uint64_t optimizer = optimizer_state_bytes(*s.optimizer);
+  const std::uint64_t peak = runtime::peak_resident_bytes();
+  const std::uint64_t baseline = s.baseline_resident_bytes;
+  return {{"data_bytes", s.loader->resident_bytes()},
+          {"weights_bytes", weights},
+          {"gradient_bytes", gradients},
+          {"optimizer_bytes", optimizer},
+          {"state_bytes", weights + gradients + optimizer},
+          {"baseline_resident_bytes", baseline},
+          {"peak_resident_bytes", peak},
+          {"peak_above_baseline_bytes", peak > baseline ? peak - baseline : 0}};
+}
+
+}  // namespace slimtrain::train
