@@ -6,6 +6,7 @@
 namespace slimtrain::comm {
 
 void pack_bytes(const std::string& bytes, std::int64_t* words, std::size_t n) {
+  if (n == 0) return;  // an empty text has no words, and memset/memcpy must not see a null pointer
   std::memset(words, 0, n * sizeof(std::int64_t));
   std::memcpy(words, bytes.data(), std::min(bytes.size(), n * sizeof(std::int64_t)));
 }
