@@ -92,7 +92,9 @@ for f in segv overlap; do
   check "  leaving no run directory" test ! -e "$work/r-$f"
 done
 check "train at np 2 on segv.h5 ends with exit 2" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" train --data "$work/segv.h5" --out "$work/r-np2" "${JOB[@]}"
-check "  each rank naming the file" test "$(grep -c "segv.h5: /: attribute 'class_names': HDF5 crashed" <<<"$out")" = 2
+# Both ranks fail in their layout probe, before MPI starts: the first to exit ends the job, and
+# mpirun may stop the other before it prints (seen under a loaded CI), so one line is the promise.
+check "  the failing rank naming the file" test "$(grep -c "segv.h5: /: attribute 'class_names': HDF5 crashed" <<<"$out")" -ge 1
 
 huge_msg="$work/huge.h5: /train/x: attribute 'mean' declares 4611686018427387905 values of 4 bytes, more than the file's 6235 bytes can hold"
 check "inspect huge.h5 exits 2" expect_rc 2 timeout 60 "$S" inspect "$work/huge.h5"
