@@ -106,6 +106,41 @@ void DataPlane::broadcast(const torch::Tensor& tensor, int root, const OpOptions
   start_broadcast(t, dtype, root, options)->wait();
 }
 
+DType DataPlane::check_blocks(const torch::Tensor& blocks, const torch::Tensor& block,
+                              const char* what) const {
+  const DType dtype = check(blocks, what);
+  if (check(block, what) != dtype)
+    SLIMTRAIN_THROW(ConfigError, name(), " ", what, ": blocks of ", blocks.scalar_type(),
+                    " but a block of ", block.scalar_type());
+  if (blocks.numel() != block.numel() * size())
+    SLIMTRAIN_THROW(ConfigError, name(), " ", what, ": ", blocks.numel(), " elements are not ",
+                    size(), " blocks of ", block.numel());
+  return dtype;
+}
+
+std::shared_ptr<Work> DataPlane::reduce_scatter_async(const torch::Tensor& input,
+                                                      const torch::Tensor& output, ReduceOp op,
+                                                      const OpOptions& options) {
+  const DType dtype = check_blocks(input, output, "reduce_scatter");
+  const auto* a = static_cast<const char*>(input.data_ptr());
+  const auto* b = static_cast<const char*>(output.data_ptr());
+  if (output.numel() > 0 && a < b + output.nbytes() && b < a + input.nbytes())
+    SLIMTRAIN_THROW(ConfigError, name(), " reduce_scatter: the output overlaps the input");
+  if (op == ReduceOp::avg && !is_floating(dtype))
+    SLIMTRAIN_THROW(ConfigError, name(), " reduce_scatter: avg needs a floating type, got ",
+                    to_string(dtype));
+  record(OpKind::reduce_scatter, dtype, static_cast<std::uint64_t>(input.numel()), options.tag);
+  return start_reduce_scatter(input, output, dtype, op, options);
+}
+
+std::shared_ptr<Work> DataPlane::all_gather_async(const torch::Tensor& input,
+                                                  const torch::Tensor& output,
+                                                  const OpOptions& options) {
+  const DType dtype = check_blocks(output, input, "all_gather");
+  record(OpKind::all_gather, dtype, static_cast<std::uint64_t>(output.numel()), options.tag);
+  return start_all_gather(input, output, dtype, options);
+}
+
 std::uint64_t DataPlane::fingerprint() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return fingerprint_;

@@ -146,6 +146,44 @@ std::shared_ptr<Work> MpiCommunicator::broadcast_async(void* data, std::size_t c
   return enqueue(state_, std::move(op), options);
 }
 
+std::shared_ptr<Work> MpiCommunicator::reduce_scatter_async(const void* in, void* out,
+                                                            std::size_t count, DType dtype,
+                                                            ReduceOp reduce,
+                                                            const OpOptions& options,
+                                                            std::shared_ptr<void> keep_alive) {
+  State& s = *state_;
+  check_buffer(s.name, "reduce_scatter", in, count);
+  check_buffer(s.name, "reduce_scatter", out, count);
+  const std::size_t block = count * dtype_size(dtype);
+  const char* a = static_cast<const char*>(in);
+  const char* b = static_cast<const char*>(out);
+  if (count > 0 && b < a + block * static_cast<std::size_t>(s.size) && a < b + block)
+    SLIMTRAIN_THROW(ConfigError, s.name, " reduce_scatter: the output overlaps the input");
+  if (reduce == ReduceOp::avg && !is_floating(dtype))
+    SLIMTRAIN_THROW(ConfigError, s.name, " reduce_scatter: avg needs a floating type, got ",
+                    to_string(dtype));
+  auto op = buffer_op(OpKind::reduce_scatter, out, count, dtype, std::move(keep_alive));
+  op->in = in;
+  op->reduce = reduce;
+  op->bytes = block * static_cast<std::size_t>(s.size);
+  s.bytes_reduced += op->bytes;
+  return enqueue(state_, std::move(op), options);
+}
+
+std::shared_ptr<Work> MpiCommunicator::all_gather_async(const void* in, void* out,
+                                                        std::size_t count, DType dtype,
+                                                        const OpOptions& options,
+                                                        std::shared_ptr<void> keep_alive) {
+  State& s = *state_;
+  check_buffer(s.name, "all_gather", in, count);
+  check_buffer(s.name, "all_gather", out, count);
+  auto op = buffer_op(OpKind::all_gather, out, count, dtype, std::move(keep_alive));
+  op->in = in;
+  op->bytes = count * dtype_size(dtype) * static_cast<std::size_t>(s.size);
+  s.bytes_reduced += op->bytes;
+  return enqueue(state_, std::move(op), options);
+}
+
 void MpiCommunicator::barrier(const OpOptions& options) {
   auto op = std::make_shared<MpiOp>();
   op->kind = OpKind::barrier;

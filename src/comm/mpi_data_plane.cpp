@@ -1,35 +1,11 @@
 #include "slimtrain/comm/mpi_data_plane.hpp"
 
-#include <mutex>
-#include <vector>
+#include <utility>
 
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::comm {
 namespace {
-
-// An operation issued while the plane is held: it starts on release().
-class HeldWork final : public Work {
- public:
-  void wait() override {
-    std::shared_ptr<Work> started;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      started = started_;
-    }
-    if (!started)
-      SLIMTRAIN_THROW(CommError, "data plane: waiting for an operation that was never released");
-    started->wait();
-  }
-  void start(std::shared_ptr<Work> work) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    started_ = std::move(work);
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::shared_ptr<Work> started_;
-};
 
 class MpiDataPlane final : public DataPlane {
  public:
@@ -44,62 +20,36 @@ class MpiDataPlane final : public DataPlane {
   void set_floor_bandwidth(double bytes_per_s) override { mpi_->set_floor_bandwidth(bytes_per_s); }
   void dump_flight_recorder() const override { mpi_->dump_flight_recorder(); }
 
-  void set_held(bool held) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    held_ = held;
-  }
-
-  void release() override {
-    std::vector<Held> ready;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ready.swap(pending_);
-    }
-    for (Held& h : ready) h.work->start(start_now(h.tensor, h.dtype, h.op, h.options, h.tag));
-  }
-
  protected:
   std::shared_ptr<Work> start_all_reduce(const torch::Tensor& t, DType dtype, ReduceOp op,
                                          const OpOptions& options) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (held_) {
-        auto work = std::make_shared<HeldWork>();
-        pending_.push_back(Held{t, dtype, op, options, options.tag ? options.tag : "", work});
-        return work;
-      }
-    }
-    return start_now(t, dtype, op, options, options.tag ? options.tag : "");
-  }
-
-  std::shared_ptr<Work> start_broadcast(const torch::Tensor& t, DType dtype, int root,
-                                        const OpOptions& options) override {
-    release();  // in issue order after anything held
-    return mpi_->broadcast_async(t.data_ptr(), static_cast<std::size_t>(t.numel()), dtype, root,
-                                 options, std::make_shared<torch::Tensor>(t));
-  }
-
- private:
-  struct Held {
-    torch::Tensor tensor;
-    DType dtype;
-    ReduceOp op;
-    OpOptions options;
-    std::string tag;  // options.tag may not outlive the call
-    std::shared_ptr<HeldWork> work;
-  };
-
-  std::shared_ptr<Work> start_now(const torch::Tensor& t, DType dtype, ReduceOp op,
-                                  OpOptions options, const std::string& tag) {
-    options.tag = tag.c_str();  // copied by the communicator before this returns
     return mpi_->all_reduce_async(t.data_ptr(), static_cast<std::size_t>(t.numel()), dtype, op,
                                   options, std::make_shared<torch::Tensor>(t));
   }
 
+  std::shared_ptr<Work> start_broadcast(const torch::Tensor& t, DType dtype, int root,
+                                        const OpOptions& options) override {
+    return mpi_->broadcast_async(t.data_ptr(), static_cast<std::size_t>(t.numel()), dtype, root,
+                                 options, std::make_shared<torch::Tensor>(t));
+  }
+
+  std::shared_ptr<Work> start_reduce_scatter(const torch::Tensor& input,
+                                             const torch::Tensor& output, DType dtype, ReduceOp op,
+                                             const OpOptions& options) override {
+    return mpi_->reduce_scatter_async(
+        input.data_ptr(), output.data_ptr(), static_cast<std::size_t>(output.numel()), dtype, op,
+        options, std::make_shared<std::pair<torch::Tensor, torch::Tensor>>(input, output));
+  }
+
+  std::shared_ptr<Work> start_all_gather(const torch::Tensor& input, const torch::Tensor& output,
+                                         DType dtype, const OpOptions& options) override {
+    return mpi_->all_gather_async(
+        input.data_ptr(), output.data_ptr(), static_cast<std::size_t>(input.numel()), dtype,
+        options, std::make_shared<std::pair<torch::Tensor, torch::Tensor>>(input, output));
+  }
+
+ private:
   std::unique_ptr<Communicator> mpi_;
-  std::mutex mutex_;
-  bool held_ = false;
-  std::vector<Held> pending_;
 };
 
 }  // namespace

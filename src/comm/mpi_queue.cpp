@@ -2,6 +2,9 @@
 // enqueue order, with the fast blocking MPI calls; callers wait under their deadlines.
 #include "slimtrain/comm/detail/mpi_queue.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "slimtrain/comm/chunking.hpp"
 #include "slimtrain/comm/missed_deadline.hpp"
 #include "slimtrain/core/check_mpi.hpp"
@@ -21,7 +24,14 @@ void MpiCommunicator::State::execute(impl::MpiOp& op) {
                                         static_cast<int>(op.owned.size() / 2), ops->field_type(),
                                         ops->field_op(), comm));
       return;
+    case OpKind::reduce_scatter:
+      execute_blocks(op);
+      return;
     case OpKind::all_gather:
+      if (op.data != nullptr) {  // the data plane's: a caller's buffer
+        execute_blocks(op);
+        return;
+      }
       SLIMTRAIN_CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, op.owned.data(),
                                         static_cast<int>(op.count), MPI_INT64_T, comm));
       return;
@@ -46,6 +56,52 @@ void MpiCommunicator::State::execute(impl::MpiOp& op) {
     if (op.reduce != ReduceOp::avg) continue;
     // Averaging piece by piece while it is still in cache.
     scale_in_place(ptr, piece.count, op.dtype, 1.0 / size);
+  }
+}
+
+// Each rank's block goes in pieces of at most chunk_bytes / size elements, so one call moves at
+// most chunk_bytes, as all-reduce pieces do. A block that fits is one call on the caller's
+// buffers; pieces of a longer one are packed into a staging buffer (MPI has no strided blocks).
+void MpiCommunicator::State::execute_blocks(impl::MpiOp& op) {
+  const std::size_t element = dtype_size(op.dtype);
+  const MPI_Datatype type = mpi_type(op.dtype);
+  const auto n = static_cast<std::size_t>(size);
+  const std::size_t block = op.count * element;
+  const bool scatter = op.kind == OpKind::reduce_scatter;
+  const auto* in = static_cast<const char*>(op.in);
+  auto* out = static_cast<char*>(op.data);
+  const std::vector<Piece> pieces =
+      plan_pieces(op.count, element, config.chunk_bytes / n,
+                  std::max<std::size_t>(1, config.max_elements_per_call / n));
+  std::vector<char> staging;
+  for (const Piece& piece : pieces) {
+    const int c = static_cast<int>(piece.count);
+    const std::size_t at = piece.offset * element, bytes = piece.count * element;
+    if (scatter) {
+      const MPI_Op mop = ops->reduce_op(op.dtype, op.reduce);
+      const void* send = in;
+      if (pieces.size() > 1) {
+        staging.resize(bytes * n);
+        for (std::size_t r = 0; r < n; ++r)
+          std::memcpy(staging.data() + r * bytes, in + r * block + at, bytes);
+        send = staging.data();
+      }
+      SLIMTRAIN_CHECK_MPI(MPI_Reduce_scatter_block(send, out + at, c, type, mop, comm));
+      if (op.reduce == ReduceOp::avg) scale_in_place(out + at, piece.count, op.dtype, 1.0 / size);
+      continue;
+    }
+    const char* mine = in + at;
+    const bool in_place = in == out + static_cast<std::size_t>(rank) * block;
+    if (pieces.size() == 1) {
+      SLIMTRAIN_CHECK_MPI(
+          MPI_Allgather(in_place ? MPI_IN_PLACE : mine, c, type, out, c, type, comm));
+      continue;
+    }
+    staging.resize(bytes * n);
+    SLIMTRAIN_CHECK_MPI(MPI_Allgather(mine, c, type, staging.data(), c, type, comm));
+    for (std::size_t r = 0; r < n; ++r)
+      if (!(in_place && r == static_cast<std::size_t>(rank)))
+        std::memcpy(out + r * block + at, staging.data() + r * bytes, bytes);
   }
 }
 
@@ -117,7 +173,8 @@ std::shared_ptr<MpiWork> enqueue(const std::shared_ptr<MpiCommunicator::State>& 
     if (s.stop) SLIMTRAIN_THROW(CommError, "communicator ", s.name, " is shutting down");
     op->seq = ++s.next_seq;
     s.progress->issued.store(op->seq);
-    const bool typed = op->kind == OpKind::all_reduce || op->kind == OpKind::broadcast;
+    const bool typed = op->kind == OpKind::all_reduce || op->kind == OpKind::broadcast ||
+                       op->kind == OpKind::reduce_scatter || op->data != nullptr;
     s.recorder.enqueued(op->seq, to_string(op->kind), typed ? to_string(op->dtype) : "-", op->bytes,
                         op->tag);
     s.queue.push_back(op);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <thread>
+#include <utility>
 
 #include "slimtrain/comm/chunking.hpp"
 #include "slimtrain/comm/detail/nccl_queue.hpp"
@@ -136,7 +137,44 @@ class NcclDataPlane final : public DataPlane {
     });
   }
 
+  // NCCL pipelines a block operation itself: one call, no pieces (the MPI plane's pieces bound
+  // the blocking calls of its one communication thread, which NCCL does not have).
+  std::shared_ptr<Work> start_reduce_scatter(const torch::Tensor& input,
+                                             const torch::Tensor& output, DType dtype, ReduceOp op,
+                                             const OpOptions& options) override {
+    const auto count = static_cast<std::size_t>(output.numel());
+    return start_blocks(OpKind::reduce_scatter, input, output, dtype, options, [&] {
+      return ncclReduceScatter(input.data_ptr(), output.data_ptr(), count, nccl_type(dtype),
+                               nccl_op(op), state_->comm, state_->stream);
+    });
+  }
+
+  std::shared_ptr<Work> start_all_gather(const torch::Tensor& input, const torch::Tensor& output,
+                                         DType dtype, const OpOptions& options) override {
+    const auto count = static_cast<std::size_t>(input.numel());
+    return start_blocks(OpKind::all_gather, input, output, dtype, options, [&] {
+      return ncclAllGather(input.data_ptr(), output.data_ptr(), count, nccl_type(dtype),
+                           state_->comm, state_->stream);
+    });
+  }
+
  private:
+  std::shared_ptr<Work> start_blocks(OpKind kind, const torch::Tensor& input,
+                                     const torch::Tensor& output, DType dtype,
+                                     const OpOptions& options,
+                                     const std::function<ncclResult_t()>& call) {
+    NcclState& s = *state_;
+    const std::size_t bytes =
+        static_cast<std::size_t>(std::max(input.numel(), output.numel())) * dtype_size(dtype);
+    s.bytes_reduced += bytes;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto launched =
+        s.launch(kind, bytes, dtype, options,
+                 std::make_shared<std::pair<torch::Tensor, torch::Tensor>>(input, output),
+                 [&] { SLIMTRAIN_CHECK_NCCL(call()); });
+    return std::make_shared<NcclWork>(state_, launched);
+  }
+
   // One operation over `t` in pieces of at most chunk_bytes, `piece` enqueuing each in place.
   std::shared_ptr<Work> start(OpKind kind, const torch::Tensor& t, DType dtype,
                               const OpOptions& options,

@@ -73,6 +73,8 @@ const char* to_string(OpKind kind) {
       return "control_reduce";
     case OpKind::all_gather:
       return "all_gather";
+    case OpKind::reduce_scatter:
+      return "reduce_scatter";
   }
   return "unknown";
 }

@@ -168,7 +168,6 @@ StepDecision StepControl::decide(const StepVote& vote) {
       all[kOpsMax].value != all[kOpsMin].value || all[kStepMax].value != all[kStepMin].value)
     report_desync(vote.step);
   agreed_ops_ = ops;
-  data_.release();  // every rank issued the same operations: they may run
 
   StepDecision d;
   d.stop = all[kStop].value != 0;
@@ -178,6 +177,29 @@ StepDecision StepControl::decide(const StepVote& vote) {
   if (all[kNonfinite].value != INT64_MAX)
     d.nonfinite_rank = static_cast<int>(all[kNonfinite].value);
   return d;
+}
+
+void StepControl::check_before_backward(std::int64_t step) {
+  // NCCL: a mismatch hangs on the device while this plane still answers, and decide() ends the
+  // job. One rank alone has nothing to disagree with.
+  if (!data_.device().is_cpu() || control_.size() < 2) return;
+  const std::uint64_t ops = data_.ops_issued();
+  const std::int64_t fp = as_signed(data_.fingerprint());
+  std::vector<Field> fields = {Field::of(FieldOp::max, fp),
+                               Field::of(FieldOp::min, fp),
+                               Field::of(FieldOp::max, static_cast<std::int64_t>(ops)),
+                               Field::of(FieldOp::min, static_cast<std::int64_t>(ops)),
+                               Field::of(FieldOp::max, step),
+                               Field::of(FieldOp::min, step)};
+  comm::OpOptions options;
+  options.tag = "step-plan";
+  const std::vector<Field> all = control_.reduce_fields(std::move(fields), options);
+  const bool layout_ok = std::all_of(all.begin(), all.end(),
+                                     [](const Field& f) { return static_cast<int>(f.op) != 0; });
+  if (!layout_ok || all[0].value != all[1].value || all[2].value != all[3].value ||
+      all[4].value != all[5].value)
+    report_desync(step);
+  agreed_ops_ = ops;
 }
 
 void StepControl::report_desync(std::int64_t step) {

@@ -127,17 +127,21 @@ TEST(SingleRank, DataPlaneFingerprintFollowsWhatWasIssued) {
   EXPECT_EQ(log[0].bytes(), 36u);
 }
 
-TEST(SingleRank, HeldDataPlaneRunsNothingUntilReleased) {
-  auto plane = make_data_plane(rt(), torch::Device(torch::kCPU), "held");
-  plane->set_held(true);
-  torch::Tensor t = torch::ones({16});
-  auto work = plane->all_reduce_async(t, ReduceOp::sum);
-  EXPECT_EQ(plane->bytes_reduced(), 0u) << "a held operation reached MPI before release";
-  EXPECT_EQ(plane->ops_issued(), 1u);  // recorded: the fingerprint covers it
-  plane->release();
-  work->wait();
-  EXPECT_EQ(plane->bytes_reduced(), 64u);
-  EXPECT_TRUE(torch::equal(t, torch::ones({16})));
+TEST(SingleRank, BlockCollectivesAreCheckedAndFingerprinted) {
+  auto plane = make_data_plane(rt(), torch::Device(torch::kCPU), "blocks");
+  torch::Tensor in = torch::arange(6, torch::kFloat32);
+  torch::Tensor out = torch::zeros({6});
+  plane->reduce_scatter_async(in, out, ReduceOp::avg)->wait();
+  EXPECT_TRUE(torch::equal(out, in));
+  EXPECT_THROW(plane->reduce_scatter_async(in, in, ReduceOp::sum), ConfigError);  // overlap
+  EXPECT_THROW(plane->reduce_scatter_async(in, torch::zeros({5}), ReduceOp::sum), ConfigError);
+  EXPECT_THROW(plane->all_gather_async(torch::zeros({3}), torch::zeros({6})), ConfigError);
+  plane->all_gather_async(out, out)->wait();  // in place
+  EXPECT_TRUE(torch::equal(out, in));
+  const auto log = plane->issued_after(0);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].kind, OpKind::reduce_scatter);
+  EXPECT_EQ(log[1].kind, OpKind::all_gather);
 }
 
 TEST(SingleRank, ControlPlaneCarriesTypedHostValues) {

@@ -66,6 +66,21 @@ class Communicator {
   void broadcast(void* data, std::size_t count, DType dtype, int root,
                  const OpOptions& options = {});
 
+  /**
+   * @brief `in` holds size() blocks of `count` elements; `out` (which must not overlap `in`)
+   * receives block rank() reduced over all ranks. Chunked like all_reduce, keep_alive likewise.
+   */
+  virtual std::shared_ptr<Work> reduce_scatter_async(
+      const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+      const OpOptions& options = {}, std::shared_ptr<void> keep_alive = nullptr) = 0;
+  /**
+   * @brief `in` is this rank's block of `count` elements; `out` receives every rank's block in
+   * rank order. `in` may be `out`'s own block (in place).
+   */
+  virtual std::shared_ptr<Work> all_gather_async(const void* in, void* out, std::size_t count,
+                                                 DType dtype, const OpOptions& options = {},
+                                                 std::shared_ptr<void> keep_alive = nullptr) = 0;
+
   virtual void barrier(const OpOptions& options = {}) = 0;
   /** @brief Logical AND of `mine` over all ranks: the primitive every consistent decision uses. */
   virtual bool agree(bool mine, const OpOptions& options = {}) = 0;

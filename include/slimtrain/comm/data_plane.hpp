@@ -68,6 +68,21 @@ class DataPlane {
    */
   void broadcast(const torch::Tensor& t, int root, const OpOptions& options = {});
 
+  /**
+   * @brief Reduce-scatter: `input` holds size() equal blocks, and `output` (a tensor of one
+   * block's elements, of the same dtype, not overlapping `input`) receives this rank's block
+   * reduced over all ranks. Both stay alive until the operation has finished.
+   */
+  std::shared_ptr<Work> reduce_scatter_async(const torch::Tensor& input,
+                                             const torch::Tensor& output, ReduceOp op,
+                                             const OpOptions& options = {});
+  /**
+   * @brief All-gather: `input` is this rank's block; `output` (size() blocks) receives every
+   * rank's in rank order. `input` may be `output`'s own block of this rank (in place).
+   */
+  std::shared_ptr<Work> all_gather_async(const torch::Tensor& input, const torch::Tensor& output,
+                                         const OpOptions& options = {});
+
   /** @brief Running hash of every operation issued so far (equal on all ranks when in step). */
   std::uint64_t fingerprint() const;
   /** @brief Operations issued so far (the sequence number of the latest). */
@@ -75,18 +90,6 @@ class DataPlane {
   /** @brief The logged operations with seq > `seq`, oldest first (the last kLogSize at most). */
   std::vector<IssuedOp> issued_after(std::uint64_t seq) const;
   static constexpr std::size_t kLogSize = 64;
-
-  /**
-   * @brief While held, operations are recorded (fingerprint, log) but do not run until
-   * release(): the trainer releases a step's buckets once the step's control decision has found
-   * every rank's fingerprint equal. The MPI plane honours it, because Open MPI corrupts memory
-   * when ranks run all-reduces of different sizes (seen here: a 4 MiB piece read into a 10 KiB
-   * buffer). The NCCL plane ignores it and keeps overlapping with backward: a mismatch there hangs
-   * on the device, the control plane still answers, and the job ends.
-   */
-  virtual void set_held(bool held) { (void)held; }
-  /** @brief Runs every held operation, in issue order. */
-  virtual void release() {}
 
   /**
    * @brief The size term of later operations' deadlines, from the bandwidth measured at start-up
@@ -103,9 +106,18 @@ class DataPlane {
                                                  const OpOptions& options) = 0;
   virtual std::shared_ptr<Work> start_broadcast(const torch::Tensor& t, DType dtype, int root,
                                                 const OpOptions& options) = 0;
+  virtual std::shared_ptr<Work> start_reduce_scatter(const torch::Tensor& input,
+                                                     const torch::Tensor& output, DType dtype,
+                                                     ReduceOp op, const OpOptions& options) = 0;
+  virtual std::shared_ptr<Work> start_all_gather(const torch::Tensor& input,
+                                                 const torch::Tensor& output, DType dtype,
+                                                 const OpOptions& options) = 0;
 
  private:
   DType check(const torch::Tensor& t, const char* what) const;
+  /** @brief Both tensors checked, of one dtype, `blocks` = input.numel() / output.numel(). */
+  DType check_blocks(const torch::Tensor& blocks, const torch::Tensor& block,
+                     const char* what) const;
   void record(OpKind kind, DType dtype, std::uint64_t count, const char* tag);
 
   torch::Device device_;

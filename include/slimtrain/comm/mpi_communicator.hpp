@@ -37,6 +37,13 @@ class MpiCommunicator final : public Communicator {
   std::shared_ptr<Work> broadcast_async(void* data, std::size_t count, DType dtype, int root,
                                         const OpOptions& options = {},
                                         std::shared_ptr<void> keep_alive = nullptr) override;
+  std::shared_ptr<Work> reduce_scatter_async(const void* in, void* out, std::size_t count,
+                                             DType dtype, ReduceOp op,
+                                             const OpOptions& options = {},
+                                             std::shared_ptr<void> keep_alive = nullptr) override;
+  std::shared_ptr<Work> all_gather_async(const void* in, void* out, std::size_t count, DType dtype,
+                                         const OpOptions& options = {},
+                                         std::shared_ptr<void> keep_alive = nullptr) override;
   void barrier(const OpOptions& options = {}) override;
   bool agree(bool mine, const OpOptions& options = {}) override;
   std::vector<Field> all_reduce_fields(std::vector<Field> fields,

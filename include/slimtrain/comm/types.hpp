@@ -23,7 +23,8 @@ enum class OpKind : std::int64_t {
   barrier = 3,
   agree = 4,
   fields = 5,
-  all_gather = 6
+  all_gather = 6,
+  reduce_scatter = 7
 };
 
 /** @brief How one field of a mixed reduction combines across ranks. */

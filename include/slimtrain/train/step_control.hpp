@@ -9,8 +9,13 @@
  * issued different operations (a desync: the likely truth behind a 600 s watchdog wait on one
  * all-reduce) disagree on the fingerprint, so the job ends within the step with a message naming
  * the ranks on each side and the first diverging operation, instead of waiting for a deadline
- * that different collectives would never meet. A matching decision releases the held operations
- * (the MPI plane runs nothing unchecked, see DataPlane::set_held).
+ * that different collectives would never meet.
+ *
+ * On the MPI plane a mismatch must be caught before it runs, because Open MPI corrupts memory
+ * when ranks run all-reduces of different sizes (seen here: a 4 MiB piece read into a 10 KiB
+ * buffer): check_before_backward() compares the fingerprints of what was issued before the step's
+ * buckets, whose own sequence is the same on every rank by construction (GradientSync), so each
+ * bucket may start as soon as backward has filled it.
  */
 #include <cstdint>
 #include <optional>
@@ -54,6 +59,12 @@ class StepControl {
 
   /** @brief One control reduction; DesyncError on a fingerprint mismatch (after diagnosis). */
   StepDecision decide(const StepVote& vote);
+  /**
+   * @brief On a CPU (MPI) data plane of more than one rank: one small reduction comparing the
+   * operations issued so far, before the step issues its buckets; DesyncError on a mismatch.
+   * Nothing on NCCL or one rank.
+   */
+  void check_before_backward(std::int64_t step);
 
  private:
   [[noreturn]] void report_desync(std::int64_t step);

@@ -32,6 +32,7 @@ struct MpiOp {
   std::uint64_t seq = 0;
   OpKind kind = OpKind::barrier;
   void* data = nullptr;
+  const void* in = nullptr;  // reduce_scatter and the buffer all_gather: the input blocks
   std::size_t count = 0;
   DType dtype = DType::f32;
   ReduceOp reduce = ReduceOp::sum;
@@ -78,6 +79,8 @@ struct MpiCommunicator::State {
   void run();
   /** @brief One operation, with the blocking MPI calls (all-reduces in pieces). */
   void execute(impl::MpiOp& op);
+  /** @brief reduce_scatter and the buffer all_gather, in pieces of each rank's block. */
+  void execute_blocks(impl::MpiOp& op);
   void dump() const { report_flight_recorder(recorder, name); }
 };
 
