@@ -96,6 +96,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only, NCCL uses 4)")
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
+    ("shard", bound(c.shard), "none, optimizer or gradients (ZeRO stages 0, 1, 2): with optimizer each rank keeps and updates only its 1/N shard of the optimizer state; with gradients also only its shard of the averaged gradient (buckets are reduce-scattered during backward); the updated weights are all-gathered after each step. Checkpoints resume at any world size and any --shard")
     ("grad-compression", bound(c.grad_compression), "none, or bf16: gradients travel as bfloat16 (half the bytes, for slow links), summed in float32 at each reduction step and averaged in float32; as DDP's bf16_compress_hook")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
     ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s the data plane's deadlines assume in the worst case (size / this is added to --collective-timeout); 0: a quarter of the all-reduce bandwidth measured at start-up, so a slow link gets longer deadlines and a fast fabric shorter ones")
@@ -140,6 +141,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   if (c.overlap == "false" || c.overlap == "0") c.overlap = "off";
   one_of<std::string>("--overlap", c.overlap, {"auto", "on", "off"});
   one_of<std::string>("--grad-compression", c.grad_compression, {"none", "bf16"});
+  one_of<std::string>("--shard", c.shard, {"none", "optimizer", "gradients"});
   if (!c.best_metric.empty())
     one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
   require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);

@@ -33,6 +33,10 @@ double Session::io_deadline(std::uint64_t bytes) const {
   return cfg.io_timeout_s + static_cast<double>(bytes) / (cfg.io_floor_bandwidth_mbps * 1e6);
 }
 
+std::vector<OptimizedSpan> Session::optimizer_spans() const {
+  return shards ? shards->spans() : parameter_spans(model->trainable_parameters(), *layout);
+}
+
 std::uint64_t Session::checkpoint_bytes_estimate() const {
   std::uint64_t bytes = 1u << 20;
   for (const auto& p : model->parameters())
@@ -67,19 +71,16 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   std::vector<torch::Tensor> params = s.model->trainable_parameters();
   s.overlap = {cfg.overlap == "on", "--overlap " + cfg.overlap};
   if (cfg.overlap == "auto") {
-    s.overlap = choose_overlap(GradientSync::count_buckets(params, cfg.bucket_bytes),
-                               s.device.kind == "cuda");
+    s.overlap = choose_overlap(s.layout->buckets().size(), s.device.kind == "cuda", s.shard);
     // Ranks bound differently (mixed hosts) still choose one way together.
     const bool mine = s.overlap.on;
     s.overlap.on = s.control->agree(mine);
     if (mine && !s.overlap.on) s.overlap.reason = "a rank on CPU chose off";
     s.overlap.reason = "--overlap auto: " + s.overlap.reason;
   }
-  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, cfg.bucket_bytes, s.overlap.on,
+  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, s.shard, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
-  // From here on a step's data-plane operations run only once the step's control decision
-  // found them equal on every rank (the MPI plane; NCCL runs them at once).
-  s.data_plane->set_held(true);
+  if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
 
   log::info_rank0(s.rt.size(), " rank", s.rt.size() == 1 ? "" : "s", " (",
                   describe_placement(s.placement), "), ", s.device.threads, " thread",
@@ -95,15 +96,18 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       cfg.grad_accum > 1 ? detail::concat(" x ", cfg.grad_accum, " accumulated") : std::string(),
       ", ", s.steps_per_epoch, " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps,
       " steps; ", describe_eval_splits(s), "; augmentation: ", augment_options(cfg).describe());
-  log::info_rank0("device ", s.device.describe(), ", precision ", s.precision.precision,
-                  s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")", ", memory ",
-                  s.model->channels_last() ? "channels-last" : "contiguous",
-                  cfg.max_pool == "own" ? "" : ", LibTorch's max pooling (--max-pool libtorch)",
-                  "; gradient buckets: ", s.sync->bucket_count(), " (overlap ",
-                  s.overlap.on ? "on" : "off", "; ", s.overlap.reason, "), ",
-                  s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",
-                  to_string(s.sync->compression()), "; control plane MPI, data plane ",
-                  s.device.kind == "cuda" ? "NCCL" : "MPI");
+  log::info_rank0(
+      "device ", s.device.describe(), ", precision ", s.precision.precision,
+      s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")", ", memory ",
+      s.model->channels_last() ? "channels-last" : "contiguous",
+      cfg.max_pool == "own" ? "" : ", LibTorch's max pooling (--max-pool libtorch)",
+      "; gradient buckets: ", s.sync->bucket_count(), " (overlap ", s.overlap.on ? "on" : "off",
+      "; ", s.overlap.reason, "), ", s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",
+      to_string(s.sync->compression()), "; --shard ", to_string(s.shard),
+      s.shards ? detail::concat(" (this rank updates ", s.layout->padded_numel() / s.rt.size(),
+                                " of ", s.layout->numel(), " elements)")
+               : std::string(),
+      "; control plane MPI, data plane ", s.device.kind == "cuda" ? "NCCL" : "MPI");
   log::info_rank0("BLAS: ", s.device.blas.describe(),
                   s.device.blas_threads > 0
                       ? detail::concat(", its thread pool sized to ", s.device.blas_threads)
@@ -142,6 +146,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"grad_accum", cfg.grad_accum},
                              {"augment", augment_options(cfg).describe()},
                              {"grad_compression", cfg.grad_compression},
+                             {"shard", to_string(s.shard)},
                              {"device", s.device.describe()},
                              {"precision", s.precision.precision},
                              {"precision_reason", s.precision.reason},

@@ -163,7 +163,15 @@ void measure_link(Session& s) {
 void make_optimizer_and_loader(Session& s) {
   const TrainConfig& cfg = s.cfg;
   // Frozen parameters (requires_grad false) are neither optimised nor synchronised.
-  s.optimizer = make_optimizer(cfg.optim, s.model->trainable_parameters());
+  const std::vector<torch::Tensor> params = s.model->trainable_parameters();
+  std::vector<std::int64_t> numels;
+  for (const torch::Tensor& p : params) numels.push_back(p.numel());
+  s.shard = parse_shard_mode(cfg.shard);
+  s.layout = std::make_unique<FlatLayout>(numels, cfg.bucket_bytes,
+                                          s.shard == ShardMode::none ? 1 : s.rt.size());
+  if (s.shard != ShardMode::none)
+    s.shards = std::make_unique<ShardedParams>(params, *s.layout, s.rt.rank());
+  s.optimizer = make_optimizer(cfg.optim, s.shards ? s.shards->shard() : params);
   data::LoaderOptions lo;
   lo.batch_size = cfg.batch_size;
   lo.seed = cfg.seed;
@@ -224,7 +232,8 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   set_memory_format(*s);
   // The link measured on the data plane: deadlines scale with it, and the piece size is chosen.
   measure_link(*s);
-  // The optimizer over the parameters in their final layout, the training shard (it reads
+  // The optimizer over the parameters in their final layout (with --shard, moved into the flat
+  // buffer after the broadcast, which moves each tensor on its own), the training shard (it reads
   // normalised samples), its steps per epoch and the schedule that counts them.
   make_optimizer_and_loader(*s);
   return s;

@@ -89,6 +89,8 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   timer_.enter(kOptimizer, step);
   set_learning_rate(*s.optimizer, s.schedule->lr_at(pos_.step));
   s.sync->prepare();  // zeroes the buckets, which are the .grad tensors: no zero_grad()
+  // Every rank issued the same so far, so each bucket may reduce as soon as backward fills it.
+  control_->check_before_backward(step);
   // --grad-accum N: N micro-batches, each loss divided by N so the gradients autograd adds up
   // in .grad are the mean over all N; only the last backward feeds the buckets.
   const std::int64_t micro_batches = cfg_.grad_accum;
@@ -139,11 +141,14 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     nonfinite = detail::concat("the loss is not finite on rank ", r,
                                r < rt_.hostnames().size() ? " (" + rt_.hostnames()[r] + ")" : "");
   } else if (cfg_.clip_grad_norm > 0) {
-    const double norm = clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
+    const double norm = s.shards
+                            ? s.shards->clip_grad_norm(cfg_.clip_grad_norm, *s.data_plane)
+                            : clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
     if (!std::isfinite(norm)) nonfinite = "the gradient norm is not finite";
   }
   if (nonfinite.empty()) {
     s.optimizer->step();
+    if (s.shards) s.shards->gather(*s.data_plane);  // every rank's updated shard to every rank
     nonfinite_in_a_row_ = 0;
   } else {
     skip_update(step, nonfinite);

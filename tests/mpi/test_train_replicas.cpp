@@ -15,6 +15,7 @@
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/grad_sync.hpp"
 #include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/sharded_params.hpp"
 
 namespace sm = slimtrain::model;
 namespace st = slimtrain::train;
@@ -54,7 +55,8 @@ struct RunResult {
 };
 
 RunResult train_replicas(const Case& c, bool overlap, int steps,
-                         st::GradCompression compression = st::GradCompression::none) {
+                         st::GradCompression compression = st::GradCompression::none,
+                         st::ShardMode shard = st::ShardMode::none) {
   sm::ModelSpec spec;
   spec.name = c.model;
   spec.input_shape = {1, 8, 8};
@@ -80,13 +82,19 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   oc.lr = 0.05;
   oc.momentum = 0.9;
   oc.weight_decay = 1e-3;
-  auto optimizer = st::make_optimizer(oc, model->parameters());
-  st::GradientSync sync(model->parameters(), *plane, c.bucket_bytes, overlap, compression);
+  std::vector<std::int64_t> numels;
+  for (const auto& p : model->parameters()) numels.push_back(p.numel());
+  const st::FlatLayout layout(numels, c.bucket_bytes,
+                              shard == st::ShardMode::none ? 1 : rt().size());
+  std::unique_ptr<st::ShardedParams> shards;
+  if (shard != st::ShardMode::none)
+    shards = std::make_unique<st::ShardedParams>(model->parameters(), layout, rt().rank());
+  auto optimizer = st::make_optimizer(oc, shards ? shards->shard() : model->parameters());
+  st::GradientSync sync(model->parameters(), *plane, layout, shard, overlap, compression);
+  if (shards) shards->attach_grads(sync.shard_grads());
   const std::uint64_t bytes_before = plane->bytes_reduced();
   result.buckets = sync.bucket_count();
   EXPECT_EQ(result.buckets, st::GradientSync::count_buckets(model->parameters(), c.bucket_bytes));
-  // As the trainer runs it: a step's buckets wait for its control decision (here: released).
-  plane->set_held(true);
 
   const double world = rt().size();
   for (int step = 0; step < steps; ++step) {
@@ -94,20 +102,22 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     torch::manual_seed(static_cast<std::uint64_t>(1000 * step + rt().rank()));
     const torch::Tensor x = torch::rand({16, 1, 8, 8});
     const torch::Tensor y = torch::randint(0, spec.num_classes, {16}, torch::kLong);
-    optimizer->zero_grad();
     sync.prepare();
     sm::Output out = model->forward(x, y);
-    out.loss.backward();
-
-    // Before finish() .grad still holds this rank's own gradient: the expected average is the
+    // This rank's own gradient, before backward starts any bucket: the expected average is the
     // float64 mean of those over the ranks.
+    const std::vector<float> local =
+        flatten(torch::autograd::grad({out.loss}, model->parameters(), {}, true));
+    out.loss.backward();
+    if (shard != st::ShardMode::none) {
+      sync.finish();
+      optimizer->step();
+      shards->gather(*plane);
+      continue;
+    }
     std::vector<torch::Tensor> grads;
     std::vector<const void*> where;  // gradients accumulate in the buckets (no second copy)
-    for (const auto& p : model->parameters()) {
-      grads.push_back(p.grad());
-      where.push_back(p.grad().data_ptr());
-    }
-    const std::vector<float> local = flatten(grads);
+    for (const auto& p : model->parameters()) where.push_back(p.grad().data_ptr());
     if (step == 0) result.local_grads_differed = !same_on_every_rank(local);
     std::vector<double> expected(local.begin(), local.end());
     MPI_Allreduce(MPI_IN_PLACE, expected.data(), static_cast<int>(expected.size()), MPI_DOUBLE,
@@ -120,7 +130,6 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
                   MPI_SUM, MPI_COMM_WORLD);
 
     sync.launch();
-    plane->release();
     sync.wait();
     grads.clear();
     std::size_t moved = 0, strided = 0;
@@ -189,6 +198,34 @@ TEST_P(ReplicasTest, Bf16CompressionHalvesTheBytes) {
     for (std::size_t i = 0; i < fp32.final.size(); ++i)
       largest = std::max(largest, static_cast<double>(std::abs(fp32.final[i] - bf16.final[i])));
     EXPECT_LT(largest, 0.02) << "bf16 compression moved a weight far from the fp32 run";
+  }
+}
+
+// --shard optimizer and gradients (ZeRO-1, 2) end where unsharded training ends: bit for bit at
+// np 2 (a sum of two floats does not depend on the order), within float rounding of a different
+// summation order beyond, and every rank holds the same weights after the all-gather.
+TEST_P(ReplicasTest, ShardedStepsEndWhereUnshardedOnesDo) {
+  const Case c = GetParam();
+  const int steps = 5;
+  const RunResult none = train_replicas(c, false, steps);
+  for (const st::ShardMode shard : {st::ShardMode::optimizer, st::ShardMode::gradients}) {
+    for (const bool overlap : {false, true}) {
+      const RunResult sharded = train_replicas(c, overlap, steps, st::GradCompression::none, shard);
+      const std::string what = std::string("--shard ") + st::to_string(shard) +
+                               (overlap ? " with overlap" : " without overlap");
+      EXPECT_TRUE(same_on_every_rank(sharded.final)) << what << ": replicas diverged";
+      ASSERT_EQ(sharded.final.size(), none.final.size());
+      if (rt().size() <= 2) {
+        EXPECT_EQ(std::memcmp(sharded.final.data(), none.final.data(), none.final.size() * 4), 0)
+            << what << " is not bit-identical to --shard none";
+        continue;
+      }
+      double worst = 0;
+      for (std::size_t i = 0; i < none.final.size(); ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(sharded.final[i]) - none.final[i]) /
+                                    (1e-3 + std::abs(static_cast<double>(none.final[i]))));
+      EXPECT_LT(worst, 1e-5) << what << " moved a weight from --shard none's";
+    }
   }
 }
 

@@ -107,8 +107,10 @@ TEST_P(TorchScriptTest, ReplicasIdenticalFrozenUntouchedBuffersSynchronised) {
   st::OptimConfig oc;
   oc.lr = 0.05;
   auto optimizer = st::make_optimizer(oc, trainable);
-  st::GradientSync sync(trainable, *plane, 4 << 10, false);
-  plane->set_held(true);
+  std::vector<std::int64_t> numels;
+  for (const auto& p : trainable) numels.push_back(p.numel());
+  const st::FlatLayout layout(numels, 4 << 10, 1);
+  st::GradientSync sync(trainable, *plane, layout, st::ShardMode::none, false);
 
   model->probe(16, torch::Device(torch::kCPU));
   for (int step = 0; step < 6; ++step) {
@@ -120,7 +122,6 @@ TEST_P(TorchScriptTest, ReplicasIdenticalFrozenUntouchedBuffersSynchronised) {
     sm::Output out = model->forward(x, y);
     out.loss.backward();
     sync.launch();
-    plane->release();
     sync.wait();
     optimizer->step();
   }

@@ -6,11 +6,15 @@
 
 using slimtrain::train::choose_overlap;
 
-TEST(OverlapChoice, CpuNeverOverlapsBecauseBucketsWaitForTheStepDecision) {
+TEST(OverlapChoice, CpuDoesNotOverlapUnlessShardingGradients) {
   for (std::size_t buckets : {1u, 4u}) {
     const auto c = choose_overlap(buckets, false);
     EXPECT_FALSE(c.on);
-    EXPECT_NE(c.reason.find("control decision"), std::string::npos) << c.reason;
+    EXPECT_NE(c.reason.find("takes a core from backward"), std::string::npos) << c.reason;
+    EXPECT_FALSE(choose_overlap(buckets, false, slimtrain::train::ShardMode::optimizer).on);
+    const auto zero2 = choose_overlap(buckets, false, slimtrain::train::ShardMode::gradients);
+    EXPECT_TRUE(zero2.on);
+    EXPECT_NE(zero2.reason.find("--shard gradients"), std::string::npos) << zero2.reason;
   }
 }
 

@@ -14,3 +14,8 @@ slimtrain_add_gtest(NAME unit_stragglers TIER unit TIMEOUT 30
 slimtrain_add_gtest(NAME unit_report TIER unit TIMEOUT 30
   SOURCES test_report.cpp
   LIBS slimtrain_report)
+# --shard: flat layout and padding, the N -> M reshard for N, M in 1..5, optimizer state by element.
+slimtrain_add_gtest(NAME unit_sharding TIER unit TIMEOUT 60
+  SOURCES test_sharding.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(unit_sharding)

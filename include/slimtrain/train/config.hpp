@@ -58,6 +58,7 @@ struct TrainConfig {
   std::size_t chunk_bytes = 0;   ///< 0: 4 MiB or 1 MiB, whichever all-reduces faster (session.cpp)
   std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
   std::string grad_compression = "none";  ///< none, or bf16 on the wire (grad_sync.hpp)
+  std::string shard = "none";  ///< none, optimizer or gradients (ZeRO 0-2, flat_layout.hpp)
   double collective_timeout_s = 120.0;
   double floor_bandwidth_mbps = 0.0;  ///< 0: measured at start-up (bandwidth_probe.hpp)
   /** @brief I/O phases (resume, waiting for a checkpoint write): base + size / io floor. */

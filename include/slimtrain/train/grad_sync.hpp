@@ -2,18 +2,23 @@
 /**
  * @brief Gradient averaging across ranks in buckets, overlapped with backward.
  *
- * Parameters are packed, in reverse registration order (the order backward produces their
- * gradients), into buckets of about `bucket_bytes`. Each parameter's .grad is its slice of the
- * bucket, laid out with the parameter's strides (DDP's gradient_as_bucket_view): autograd adds
- * every gradient into the bucket in place, so a step holds its gradients once, not once in .grad
- * and again in the bucket. With overlap, a hook after each parameter's accumulation counts it; a
- * full bucket starts its all-reduce at once, while backward goes on. Buckets always start in index
- * order on every rank, so the collective sequence is the same everywhere. launch() starts what
- * backward has not; wait() waits under the data plane's deadline, after which the bucket, and so
- * .grad, holds the average. With gradient accumulation only the step's last backward starts
- * buckets; the earlier ones add up in them. Between the
- * two the trainer runs its per-step control reduction, so a desync (ranks in different collectives)
- * is caught while the buckets are still in flight.
+ * Parameters are packed into buckets as the FlatLayout says (reverse registration order, about
+ * `bucket_bytes` each). Each parameter's .grad is its slice of the bucket, laid out with the
+ * parameter's strides (DDP's gradient_as_bucket_view): autograd adds every gradient into the
+ * bucket in place, so a step holds its gradients once, not once in .grad and again in the bucket.
+ *
+ * --shard optimizer (ZeRO-1): the padded buckets are all-reduced as above, and shard_grads() are
+ * this rank's pieces of them. --shard gradients (ZeRO-2): a bucket exists only from its first
+ * gradient until its reduce-scatter has started: each arriving gradient is moved into it and
+ * autograd's tensor dropped, and its average lands in this rank's shard, the one gradient memory
+ * that lasts; with overlap, a step never holds all its gradients at once. With overlap, a hook
+ * after each parameter's accumulation counts it; a full bucket starts its all-reduce at once, while
+ * backward goes on. Buckets always start in index order on every rank, so the collective sequence
+ * is the same everywhere. launch() starts what backward has not; wait() waits under the data
+ * plane's deadline, after which the bucket, and so .grad, holds the average. With gradient
+ * accumulation only the step's last backward starts buckets; the earlier ones add up in them.
+ * Between the two the trainer runs its per-step control reduction, so a desync (ranks in different
+ * collectives) is caught while the buckets are still in flight.
  *
  * With bf16 compression (DDP's bf16_compress_hook, for slow links) a bucket travels as bfloat16:
  * half the bytes. The sum is formed in float32 at every reduction step and rounded once per step
@@ -29,6 +34,7 @@
 #include <vector>
 
 #include "slimtrain/comm/data_plane.hpp"
+#include "slimtrain/train/flat_layout.hpp"
 
 namespace slimtrain::train {
 
@@ -48,18 +54,21 @@ const char* to_string(GradCompression c);
 
 /**
  * @brief --overlap auto. On GPU, buckets start from backward's hooks and NCCL overlaps with the
- * rest of backward. On CPU nothing can: the MPI data plane holds a step's buckets until the step's
- * control decision has checked them on every rank (DataPlane::set_held), so overlap is off there
- * (before that check existed, forcing overlap on this 2-core machine made a 4-bucket mlp
- * 0.74-0.93x as fast anyway: the polling communication thread took backward's core).
+ * rest of backward. With --shard gradients too, on any device: that is what frees each bucket
+ * during backward. Otherwise off on CPU, where the MPI plane's polling communication thread takes
+ * a core from backward (forcing it on with a 4-bucket mlp on a 2-core machine was 0.74-0.93x as
+ * fast).
  */
-OverlapChoice choose_overlap(std::size_t buckets, bool gpu);
+OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard = ShardMode::none);
 
 class GradientSync {
  public:
-  /** @brief Buckets live on the parameters' device, which must be the data plane's. */
-  GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& plane, std::size_t bucket_bytes,
-               bool overlap, GradCompression compression = GradCompression::none);
+  /**
+   * @brief Buckets live on the parameters' device, which must be the data plane's. `layout`
+   * (over these parameters; its world size 1 for ShardMode::none) must outlive this.
+   */
+  GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& plane, const FlatLayout& layout,
+               ShardMode shard, bool overlap, GradCompression compression = GradCompression::none);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
@@ -77,7 +86,10 @@ class GradientSync {
   void set_accumulating(bool on) { accumulating_ = on; }
   /** @brief Call after backward: starts every bucket that has not started. */
   void launch();
-  /** @brief Waits for every bucket: every .grad then holds the average (until prepare()). */
+  /**
+   * @brief Waits for every bucket: every .grad then holds the average (until prepare()); with
+   * --shard gradients, the parameters have no .grad and shard_grads() hold this rank's averages.
+   */
   void wait();
   /** @brief launch() then wait(). */
   void finish() {
@@ -86,25 +98,30 @@ class GradientSync {
   }
 
   std::size_t bucket_count() const { return buckets_.size(); }
+  /**
+   * @brief With --shard: this rank's piece of each bucket's averaged gradient, in bucket order
+   * (the FlatLayout's shard), valid after wait(); the same tensors every step.
+   */
+  const std::vector<torch::Tensor>& shard_grads() const { return shard_grads_; }
   /** @brief The number of buckets these parameters would make (no allocation). */
   static std::size_t count_buckets(const std::vector<torch::Tensor>& params,
                                    std::size_t bucket_bytes);
   std::size_t bucket_bytes_max() const;
-  /** @brief Bytes the buckets hold: the gradients themselves (and their bf16 wire copies). */
+  /**
+   * @brief Bytes of gradient memory that lasts between steps: the buckets (and their bf16 wire
+   * copies), or with --shard gradients this rank's shard of them.
+   */
   std::size_t bucket_bytes_total() const;
   /** @brief Bytes of gradient one step hands the data plane (per rank). */
   std::size_t wire_bytes_per_step() const;
   GradCompression compression() const { return compression_; }
 
  private:
-  struct Slot {
-    std::size_t bucket;
-    std::int64_t offset;
-    std::int64_t numel;
-  };
   struct Bucket {
     std::vector<std::size_t> params;
-    torch::Tensor flat;
+    std::int64_t offset = 0;  // in the layout's flat buffer
+    std::int64_t padded = 0;
+    torch::Tensor flat;  // --shard gradients: from the first gradient until started
     torch::Tensor wire;  // bf16 copy of flat that travels (compression only)
     std::size_t pending = 0;
     bool ready = false;
@@ -115,13 +132,20 @@ class GradientSync {
   void adopt(std::size_t index);
   void mark_ready(std::size_t bucket);
   void launch_ready();
-  void start(Bucket& b);
+  void start(Bucket& b, std::size_t index);
+  /** @brief --shard gradients: the bucket's storage for this step, allocated at first use. */
+  torch::Tensor& storage(Bucket& b);
+  /** @brief parameter `index`'s slice of its bucket, with the parameter's strides. */
+  torch::Tensor slice(std::size_t index, const torch::Tensor& flat) const;
 
   std::vector<torch::Tensor> params_;
   comm::DataPlane& plane_;
+  const FlatLayout& layout_;
+  ShardMode shard_;
   bool overlap_;
   GradCompression compression_;
-  std::vector<Slot> slots_;
+  std::vector<torch::Tensor> shard_grads_;
+  std::vector<torch::Tensor> shard_wire_;  // --shard gradients with bf16: what arrives
   std::vector<Bucket> buckets_;
   std::vector<torch::Tensor> grad_views_;
   std::vector<char> arrived_;

@@ -20,11 +20,13 @@
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/config.hpp"
+#include "slimtrain/train/flat_layout.hpp"
 #include "slimtrain/train/grad_sync.hpp"
 #include "slimtrain/train/placement.hpp"
 #include "slimtrain/train/precision.hpp"
 #include "slimtrain/train/run_log.hpp"
 #include "slimtrain/train/schedule.hpp"
+#include "slimtrain/train/sharded_params.hpp"
 
 namespace slimtrain::train {
 
@@ -57,6 +59,12 @@ struct Session {
   /** @brief The data plane's largest single all-reduce, and why (--chunk-mb, or measured). */
   std::size_t chunk_bytes = 0;
   std::string chunk_reason;
+  ShardMode shard = ShardMode::none;
+  /** @brief Buckets and shards of the trainable parameters (world size 1 without --shard). */
+  std::unique_ptr<FlatLayout> layout;
+  /** @brief --shard optimizer or gradients: the weights' flat buffer and this rank's shard. */
+  std::unique_ptr<ShardedParams> shards;
+  /** @brief Over this rank's shard with --shard, else over every trainable parameter. */
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<LrSchedule> schedule;
   std::unique_ptr<data::TrainLoader> loader;
@@ -81,6 +89,8 @@ struct Session {
    * and every checkpoint (as DDP's broadcast_buffers does, there at every forward).
    */
   void sync_buffers();
+  /** @brief What the optimizer updates, with the logical elements each holds. */
+  std::vector<OptimizedSpan> optimizer_spans() const;
   /** @brief Seconds an I/O phase moving about `bytes` may take (--io-timeout, --io-floor-...). */
   double io_deadline(std::uint64_t bytes) const;
   /** @brief An upper estimate of one checkpoint's bytes: weights, optimiser state, buffers. */

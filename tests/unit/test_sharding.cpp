@@ -1,0 +1,160 @@
+// --shard's bookkeeping without MPI: the flat layout's buckets, padding and per-rank pieces; the
+// N -> M reshard of optimizer state by element for every N, M in 1..5; shard files; and a
+// LibTorch optimizer's state through the by-element form and back.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "slimtrain/ckpt/optimizer_shards.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/train/flat_layout.hpp"
+#include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/optimizer_state.hpp"
+
+namespace st = slimtrain::train;
+namespace ck = slimtrain::ckpt;
+
+namespace {
+
+// A model's parameter sizes: uneven, some smaller than any world size.
+const std::vector<std::int64_t> kNumels = {300, 12, 1, 4096, 37, 5, 1000, 3};
+
+std::vector<ck::ElementRange> ranges_of(const st::FlatLayout& layout, int rank) {
+  std::vector<ck::ElementRange> out;
+  for (const st::ShardPiece& p : layout.shard(rank))
+    if (p.logical.length > 0) out.push_back({p.logical.start, p.logical.length});
+  return out;
+}
+
+// Rank `rank`'s state of a run at world `n`, whose value at logical element i is i (+ offset).
+ck::FlatOptimizerState written(const st::FlatLayout& layout, int rank) {
+  ck::FlatOptimizerState s;
+  s.optimizer = "adamw";
+  s.step = 17;
+  s.ranges = ranges_of(layout, rank);
+  std::vector<float> a, b;
+  for (const ck::ElementRange& r : s.ranges)
+    for (std::int64_t i = r.start; i < r.start + r.length; ++i) {
+      a.push_back(static_cast<float>(i));
+      b.push_back(static_cast<float>(-i));
+    }
+  s.tensors["exp_avg"] = torch::tensor(a);
+  s.tensors["exp_avg_sq"] = torch::tensor(b);
+  return s;
+}
+
+}  // namespace
+
+TEST(FlatLayout, BucketsInReverseOrderPaddedToTheWorld) {
+  for (int world = 1; world <= 5; ++world) {
+    const st::FlatLayout layout(kNumels, 2048, world);
+    const std::int64_t total = std::accumulate(kNumels.begin(), kNumels.end(), std::int64_t{0});
+    EXPECT_EQ(layout.numel(), total);
+    ASSERT_GE(layout.buckets().size(), 3u);
+    EXPECT_EQ(layout.buckets().front().params.front(), kNumels.size() - 1) << "last param first";
+    std::int64_t offset = 0, padding = 0;
+    for (std::size_t b = 0; b < layout.buckets().size(); ++b) {
+      const st::FlatBucket& bucket = layout.buckets()[b];
+      EXPECT_EQ(bucket.offset, offset);
+      EXPECT_EQ(bucket.padded % world, 0);
+      EXPECT_LT(bucket.padded - bucket.numel, world);
+      padding += bucket.padded - bucket.numel;
+      offset += bucket.padded;
+      for (std::size_t k : bucket.params) EXPECT_EQ(layout.bucket_of(k), b);
+    }
+    EXPECT_EQ(layout.padded_numel(), offset);
+    EXPECT_LT(static_cast<double>(padding) / static_cast<double>(total), 0.01);
+    // Every element is in exactly one rank's shard; every piece has the bucket's piece length.
+    std::vector<int> owner(static_cast<std::size_t>(total), -1);
+    for (int r = 0; r < world; ++r)
+      for (const st::ShardPiece& p : layout.shard(r)) {
+        EXPECT_EQ(p.length, layout.piece_length(p.bucket));
+        for (std::int64_t i = p.logical.start; i < p.logical.start + p.logical.length; ++i) {
+          EXPECT_EQ(owner[static_cast<std::size_t>(i)], -1) << "element " << i << " twice";
+          owner[static_cast<std::size_t>(i)] = r;
+        }
+      }
+    for (int o : owner) EXPECT_GE(o, 0) << "an element in no shard at world " << world;
+  }
+}
+
+TEST(FlatLayout, LogicalOrderDoesNotDependOnWorldOrBuckets) {
+  const st::FlatLayout a(kNumels, 64, 1), b(kNumels, 1 << 20, 4);
+  for (std::size_t k = 0; k < kNumels.size(); ++k) EXPECT_EQ(a.logical_of(k), b.logical_of(k));
+  EXPECT_THROW(st::parse_shard_mode("zero3"), slimtrain::ConfigError);
+  EXPECT_EQ(st::parse_shard_mode("gradients"), st::ShardMode::gradients);
+}
+
+TEST(Reshard, EveryWorldSizeToEveryOther) {
+  for (int from = 1; from <= 5; ++from) {
+    const st::FlatLayout old_layout(kNumels, 1024, from);
+    std::vector<ck::FlatOptimizerState> files;
+    for (int r = 0; r < from; ++r)  // through the file format, as a resume reads them
+      files.push_back(ck::deserialize_shard(ck::serialize_shard(written(old_layout, r)), "f"));
+    for (int to = 1; to <= 5; ++to) {
+      const st::FlatLayout new_layout(kNumels, 3000, to);
+      for (int r = 0; r < to; ++r) {
+        ck::FlatOptimizerState mine;
+        mine.ranges = ranges_of(new_layout, r);
+        std::int64_t copied = 0;
+        for (const auto& f : files)
+          if (ck::overlaps(f.ranges, mine.ranges)) copied += ck::fill_from(mine, f);
+        ASSERT_EQ(copied, mine.elements()) << from << " -> " << to << " rank " << r;
+        EXPECT_EQ(mine.step, 17);
+        const ck::FlatOptimizerState expected = written(new_layout, r);
+        EXPECT_TRUE(torch::equal(mine.tensors.at("exp_avg"), expected.tensors.at("exp_avg")))
+            << from << " -> " << to << " rank " << r;
+        EXPECT_TRUE(torch::equal(mine.tensors.at("exp_avg_sq"), expected.tensors.at("exp_avg_sq")));
+      }
+    }
+  }
+}
+
+TEST(Reshard, PlanCopiesIsPure) {
+  EXPECT_EQ(ck::plan_copies({{0, 10}, {20, 5}}, {{5, 20}}),
+            (std::vector<ck::ElementCopy>{{5, 0, 5}, {10, 15, 5}}));
+  EXPECT_TRUE(ck::plan_copies({{0, 10}}, {{10, 5}}).empty());
+  EXPECT_THROW(ck::deserialize_shard("not an archive", "x.bin"), slimtrain::DataError);
+}
+
+TEST(OptimizerState, ByElementAndBackGivesTheSameSteps) {
+  for (const std::string name : {"sgd", "adamw"}) {
+    torch::manual_seed(3);
+    std::vector<torch::Tensor> params = {torch::randn({4, 3}).requires_grad_(),
+                                         torch::randn({5}).requires_grad_()};
+    std::vector<torch::Tensor> copies = {params[0].detach().clone().requires_grad_(),
+                                         params[1].detach().clone().requires_grad_()};
+    st::OptimConfig oc;
+    oc.name = name;
+    oc.lr = 0.1;
+    oc.momentum = name == "sgd" ? 0.9 : 0.0;
+    auto a = st::make_optimizer(oc, params);
+    auto b = st::make_optimizer(oc, copies);
+    const st::FlatLayout layout({12, 5}, 1 << 20, 1);
+    auto step = [](torch::optim::Optimizer& opt, std::vector<torch::Tensor>& ps, int k) {
+      for (std::size_t i = 0; i < ps.size(); ++i)
+        ps[i].mutable_grad() = torch::full_like(ps[i], 0.1 * (k + 1) + static_cast<double>(i));
+      opt.step();
+    };
+    for (int k = 0; k < 3; ++k) step(*a, params, k);
+    {
+      torch::NoGradGuard no_grad;
+      for (std::size_t i = 0; i < params.size(); ++i) copies[i].copy_(params[i]);
+    }
+    const auto spans_a = st::parameter_spans(params, layout);
+    const auto spans_b = st::parameter_spans(copies, layout);
+    const ck::FlatOptimizerState state =
+        ck::deserialize_shard(ck::serialize_shard(st::flat_state(*a, name, spans_a)), "state");
+    ck::FlatOptimizerState into = st::empty_state(spans_b);
+    ck::fill_from(into, state);
+    st::load_flat_state(*b, name, spans_b, into);
+    for (int k = 3; k < 6; ++k) {
+      step(*a, params, k);
+      step(*b, copies, k);
+    }
+    for (std::size_t i = 0; i < params.size(); ++i)
+      EXPECT_TRUE(torch::equal(params[i], copies[i])) << name << " param " << i;
+    EXPECT_THROW(st::load_flat_state(*b, name == "sgd" ? "adamw" : "sgd", spans_b, into),
+                 slimtrain::DataError);
+  }
+}
