@@ -12,6 +12,7 @@
 #include <set>
 
 #include "slimtrain/ckpt/layout.hpp"
+#include "slimtrain/ckpt/rank_files.hpp"
 #include "slimtrain/ckpt/verify.hpp"
 #include "slimtrain/core/dtype_name.hpp"
 #include "slimtrain/core/error.hpp"
@@ -106,6 +107,7 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
     files::fsync_directory(fs::path(checkpoints).parent_path().string());
   }
   remove_stale_entries(checkpoints);
+  remove_staging(checkpoints, state.step);  // other steps': left by a rank that died
 
   const std::string name = step_dir_name(state.step);
   const std::string final_dir = checkpoints + "/" + name;
@@ -158,6 +160,9 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
     files.push_back(file_record(out, file_name));
     blobs.push_back({{"name", blob_name}, {"file", file_name}});
   }
+  for (nlohmann::json& record : collect_rank_files(checkpoints, state.step, state.rank_files, tmp,
+                                                   state.rank_files_timeout_s))
+    files.push_back(std::move(record));
   crash_point("after-blobs");
 
   {
@@ -205,6 +210,7 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   files::fsync_directory(checkpoints);
   crash_point("after-rename");
   write_latest(checkpoints, name);
+  if (!state.rank_files.empty()) remove_staging(checkpoints, -1);
   return final_dir;
 }
 

@@ -31,9 +31,32 @@ std::string summarize_meta(const json& meta) {
   if (!meta.is_object() || meta.empty()) return "(none)";
   std::string text;
   for (const auto& [key, value] : meta.items()) {
+    if (key == "optimizer_shards") continue;  // its own section
     std::string shown = value.dump();
     if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
     text += "\n  " + key + ": " + shown;
+  }
+  return text;
+}
+
+// Which rank's file holds which elements of the optimizer state (optimizer_shards.hpp).
+std::string describe_shards(const json& shards) {
+  if (!shards.is_object()) return "";
+  const json files = shards.value("files", json::array());
+  std::string text =
+      "optimizer   " + shards.value("optimizer", std::string("?")) +
+      " state by element: " + std::to_string(shards.value("elements", 0)) + " elements in " +
+      std::to_string(files.size()) + " file" + (files.size() == 1 ? "" : "s") + ", written at " +
+      std::to_string(shards.value("world_size", 0)) + " rank(s) with --shard " +
+      shards.value("shard", std::string("?")) + "; resumes at any world size and --shard\n";
+  for (const json& f : files) {
+    std::int64_t elements = 0;
+    const json ranges = f.value("ranges", json::array());
+    for (const json& r : ranges)
+      if (r.is_array() && r.size() == 2) elements += r[1].get<std::int64_t>();
+    text += "  " + f.value("file", std::string("?")) + ": " + std::to_string(elements) +
+            " elements in " + std::to_string(ranges.size()) + " range" +
+            (ranges.size() == 1 ? "" : "s") + "\n";
   }
   return text;
 }
@@ -98,6 +121,9 @@ int inspect_checkpoint(const std::string& path, bool as_json) {
       if (s.contains("retention_metric") && !s["retention_metric"].is_null())
         std::cout << "metric      " << s["retention_metric"].dump() << "\n";
       std::cout << "meta        " << summarize_meta(s.value("meta", json())) << "\n";
+      const json meta = s.value("meta", json());
+      if (meta.is_object() && meta.contains("optimizer_shards"))
+        std::cout << describe_shards(meta["optimizer_shards"]);
     }
     if (m.is_object()) {
       std::cout << "tensors     " << tensor_count << " (" << tensor_bytes << " bytes)\n";

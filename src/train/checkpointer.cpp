@@ -3,12 +3,15 @@
 #include <mutex>
 #include <thread>
 
+#include "slimtrain/ckpt/optimizer_shards.hpp"
+#include "slimtrain/ckpt/rank_files.hpp"
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/comm/progress.hpp"
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/train/optimizer_state.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -72,6 +75,44 @@ Checkpointer::Checkpointer(Session& s, std::int64_t written_step, std::optional<
   }
 }
 
+Checkpointer::~Checkpointer() {
+  if (shard_writer_.joinable()) shard_writer_.join();
+}
+
+void Checkpointer::start_shard_write(std::int64_t step) {
+  ckpt::FlatOptimizerState state =
+      flat_state(*s_.optimizer, s_.cfg.optim.name, s_.optimizer_spans());
+  shard_error_ = nullptr;
+  shard_writer_ = std::thread([this, step, state = std::move(state)] {
+    try {
+      ckpt::stage_rank_file(manager_.checkpoints_dir(), step, ckpt::shard_file_name(s_.rt.rank()),
+                            ckpt::serialize_shard(state));
+    } catch (...) {
+      shard_error_ = std::current_exception();
+    }
+  });
+}
+
+nlohmann::json Checkpointer::shard_meta(int writers) const {
+  nlohmann::json files = nlohmann::json::array();
+  for (int r = 0; r < writers; ++r) {
+    nlohmann::json ranges = nlohmann::json::array();
+    if (s_.shards) {
+      for (const ShardPiece& p : s_.layout->shard(r))
+        if (p.logical.length > 0) ranges.push_back({p.logical.start, p.logical.length});
+    } else {
+      for (const OptimizedSpan& span : s_.optimizer_spans())
+        ranges.push_back({span.logical.start, span.logical.length});
+    }
+    files.push_back({{"file", ckpt::shard_file_name(r)}, {"ranges", ranges}});
+  }
+  return {{"optimizer", s_.cfg.optim.name},
+          {"shard", to_string(s_.shard)},
+          {"world_size", s_.rt.size()},
+          {"elements", s_.layout->numel()},
+          {"files", files}};
+}
+
 bool Checkpointer::due_by_steps(std::int64_t step) const {
   return s_.cfg.checkpoint_every > 0 && step % s_.cfg.checkpoint_every == 0;
 }
@@ -96,6 +137,18 @@ bool Checkpointer::note_evaluation(const eval::Metrics& metrics, std::int64_t st
 void Checkpointer::wait() {
   comm::set_activity("checkpoint wait", -1);
   std::exception_ptr failure;
+  if (shard_writer_.joinable()) shard_writer_.join();
+  if (shard_error_) {
+    try {
+      std::rethrow_exception(shard_error_);
+    } catch (const std::exception& e) {
+      failure = std::make_exception_ptr(
+          CommError(detail::concat("writing its optimizer shard failed on rank ", s_.rt.rank(),
+                                   ": ", e.what(), "; the previous checkpoint is intact"),
+                    __FILE__, __LINE__));
+    }
+    shard_error_ = nullptr;
+  }
   if (s_.rt.rank() == 0) {
     try {
       manager_.wait();
@@ -129,6 +182,9 @@ void Checkpointer::save(const Position& at) {
     metric = evaluated_->value;
     metrics = evaluated_->metrics;
   }
+  // The optimizer state by element: every rank's shard with --shard, else rank 0's whole state.
+  const int writers = s_.shards ? s_.rt.size() : 1;
+  if (s_.rt.rank() < writers) start_shard_write(at.step);
   std::string nonfinite;  // rank 0: the tensor that kept this checkpoint from being written
   if (s_.rt.rank() == 0) {
     ckpt::CheckpointState state;
@@ -143,7 +199,9 @@ void Checkpointer::save(const Position& at) {
     state.tensors = ckpt::host_copy(*s_.model);
     nonfinite = first_nonfinite(state.tensors);
     if (nonfinite.empty()) {
-      state.blobs["optimizer"] = ckpt::serialize_optimizer(*s_.optimizer);
+      state.meta["optimizer_shards"] = shard_meta(writers);
+      for (int r = 0; r < writers; ++r) state.rank_files.push_back(ckpt::shard_file_name(r));
+      state.rank_files_timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
       state.blobs["rng"] = cpu_rng_state();
       manager_.save_async(std::move(state), metric);
     }

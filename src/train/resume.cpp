@@ -7,8 +7,10 @@
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/train/checkpointer.hpp"
+#include "slimtrain/train/optimizer_state.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -35,6 +37,34 @@ std::string choose_checkpoint(const TrainConfig& cfg) {
     SLIMTRAIN_THROW(DataError, "--resume ", cfg.resume,
                     ": checkpoint does not verify: ", report.problem);
   return path;
+}
+
+// This rank's part of the optimizer state, from the files that hold any of it: whatever world
+// size and --shard mode wrote them.
+void load_optimizer_shards(Session& s, const std::string& dir, const nlohmann::json& meta) {
+  const std::vector<OptimizedSpan> spans = s.optimizer_spans();
+  ckpt::FlatOptimizerState mine = empty_state(spans);
+  const std::int64_t elements = meta.value("elements", std::int64_t{-1});
+  if (elements != s.layout->numel())
+    SLIMTRAIN_THROW(DataError, "--resume: checkpoint ", dir, " holds optimizer state for ",
+                    elements, " elements; this model trains ", s.layout->numel());
+  std::int64_t copied = 0;
+  bool any_state = false;
+  for (const nlohmann::json& f : meta.at("files")) {
+    std::vector<ckpt::ElementRange> ranges;
+    for (const nlohmann::json& r : f.at("ranges"))
+      ranges.push_back({r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>()});
+    if (!ckpt::overlaps(ranges, mine.ranges)) continue;
+    const std::string path = dir + "/" + f.at("file").get<std::string>();
+    const ckpt::FlatOptimizerState theirs =
+        ckpt::deserialize_shard(files::read_whole_file(path), path);
+    any_state = any_state || !theirs.tensors.empty();
+    copied += ckpt::fill_from(mine, theirs);
+  }
+  if (any_state && copied != mine.elements())
+    SLIMTRAIN_THROW(DataError, "--resume: checkpoint ", dir, "'s optimizer files hold ", copied,
+                    " of the ", mine.elements(), " elements rank ", s.rt.rank(), " needs");
+  load_flat_state(*s.optimizer, s.cfg.optim.name, spans, mine);
 }
 
 }  // namespace
@@ -67,8 +97,17 @@ Resumed resume_if_asked(Session& s) {
                           "; use --resume none or a matching --model/--data");
         }
         ckpt::load_into(*s.model, state);
+        const auto shards = state.meta.find("optimizer_shards");
         auto blob = state.blobs.find("optimizer");
-        if (blob != state.blobs.end()) ckpt::deserialize_optimizer(*s.optimizer, blob->second);
+        if (shards != state.meta.end()) {
+          load_optimizer_shards(s, out.path, *shards);
+        } else if (blob != state.blobs.end()) {
+          if (s.shards)
+            SLIMTRAIN_THROW(ConfigError, "--resume: checkpoint ", out.path,
+                            " keeps its optimizer state in the format before --shard; resume "
+                            "it once with --shard none, and checkpoint, to reshard from there");
+          ckpt::deserialize_optimizer(*s.optimizer, blob->second);
+        }
         blob = state.blobs.find("rng");
         if (blob != state.blobs.end()) set_cpu_rng_state(blob->second, out.path);
         out.at.step = state.step;

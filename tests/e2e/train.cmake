@@ -44,3 +44,7 @@ slimtrain_add_e2e(NAME e2e_grad_accum COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/grad_a
 # job with exit 1 after --max-nonfinite-steps skipped steps in a row, no checkpoint non-finite.
 slimtrain_add_e2e(NAME e2e_diverge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/diverge.sh
                   TIMEOUT 180 LABELS train)
+# --shard optimizer|gradients: bit-identical to none at np 2, within 1e-6 at np 4; checkpoints
+# reshard on resume (np 4 -> 2 -> 3 -> 1), kill -9 mid sharded write, inspect, export, eval.
+slimtrain_add_e2e(NAME e2e_shard COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard.sh
+                  TIMEOUT 420 LABELS train)

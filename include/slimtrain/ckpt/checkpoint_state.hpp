@@ -24,6 +24,9 @@ struct CheckpointState {
   nlohmann::json meta;          ///< model spec, config fingerprint, last metrics, seeds, world size
   std::vector<TensorEntry> tensors;          ///< "model/<param or buffer name>", ...
   std::map<std::string, std::string> blobs;  ///< opaque bytes, e.g. "optimizer", "rng"
+  /** @brief Files every rank writes itself (rank_files.hpp), which the writer waits for. */
+  std::vector<std::string> rank_files;
+  double rank_files_timeout_s = 600.0;
 };
 
 /** @brief Manifest dtype name of a torch dtype; throws Error for dtypes the format lacks. */

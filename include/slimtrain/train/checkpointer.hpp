@@ -1,7 +1,9 @@
 #pragma once
 /**
  * @brief The trainer's checkpoints: assembled on rank 0 (replicas are identical) from a host copy,
- * written in the background, each step at most once, and every rank learns under the I/O
+ * written in the background, each step at most once; the optimizer state by element
+ * (ckpt/optimizer_shards.hpp), written by every rank that holds a shard of it, in parallel,
+ * into files of the same checkpoint (ckpt/rank_files.hpp); and every rank learns under the I/O
  * deadline whether the write landed before anyone goes on. A checkpoint carries the value of
  * --best-metric only when it holds the weights that evaluation saw (an evaluation at its step),
  * and, with --best-metric set, an evaluation that sets a new best is checkpointed at its own step,
@@ -12,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/eval/metrics.hpp"
@@ -35,6 +38,9 @@ class Checkpointer {
    * @param best the best value of --best-metric so far (from the resumed checkpoint), if any.
    */
   Checkpointer(Session& s, std::int64_t written_step, std::optional<double> best);
+  ~Checkpointer();
+  Checkpointer(const Checkpointer&) = delete;
+  Checkpointer& operator=(const Checkpointer&) = delete;
 
   /** @brief Due on the step schedule (--checkpoint-every). */
   bool due_by_steps(std::int64_t step) const;
@@ -66,7 +72,14 @@ class Checkpointer {
   std::string last_written() const;
 
  private:
+  /** @brief This rank's optimizer state, copied now and written on a thread of its own. */
+  void start_shard_write(std::int64_t step);
+  /** @brief Rank 0: what the checkpoint's meta says of the optimizer files. */
+  nlohmann::json shard_meta(int writers) const;
+
   Session& s_;
+  std::thread shard_writer_;
+  std::exception_ptr shard_error_;
   ckpt::CheckpointManager manager_;
   struct Evaluated {
     std::int64_t step = 0;
