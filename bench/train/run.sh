@@ -8,10 +8,9 @@
 #            also with --max-pool libtorch, the pooling kernel the peer's F.max_pool2d runs
 #   scaling: the same job at 1 rank (same per-rank batch); efficiency = sps2 / (2 * sps1)
 #   overlap: --overlap on vs off at 2 ranks, for cnn-small and for a wide mlp with a small
-#            batch, where the gradient all-reduce is a real part of the step. On CPU a step's
-#            buckets run once its control decision has checked them on every rank, so on and off
-#            should match: the check costs no extra collective (it is the step's one control
-#            reduction)
+#            batch, where the gradient all-reduce is a real part of the step. On CPU the buckets
+#            may start during backward (the step's fingerprints are checked before it), but the
+#            MPI plane's polling communication thread shares backward's core
 #   torchscript: cnn-small written in Python and scripted (tests/e2e/torchscript_models.py), as
 #            --model torchscript:cnn.pt, against the built-in cnn-small with --max-pool libtorch
 #            (target: within 5%): the scripted model pools with LibTorch's kernel too
@@ -23,11 +22,11 @@
 # Throughput is the steady state: WARMUP steps are left out (slimtrain's done event samples_per_s,
 # which also leaves out evaluation and checkpoint time; the peer's --warmup-steps). No evaluation
 # runs during the timed steps.
-#   kernels, bf16: bench/train/kernels.sh and bench/train/bf16.sh (their own RESULT lines)
+#   kernels, bf16, shard: bench/train/kernels.sh, bf16.sh and shard.sh (their own RESULT lines)
 # Usage: bench/train/run.sh [build-dir]
 # Environment: REPS (2), STEPS timed cnn-small steps (300), WARMUP (30), MLP_WIDTHS (2048,2048),
 #   MLP_BATCH (4), MLP_STEPS (100), PEER_1RANK (1: also the peer at 1 rank, for the table),
-#   KERNELS (1), BF16 (1).
+#   KERNELS (1), BF16 (1), SHARD (1).
 # Data: data/fashion-mnist.h5 if present, else prepared from /usr/share/datasets/fashion-mnist.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -350,3 +349,4 @@ EOF
 # model on a CPU with native bf16 (bf16.sh); KERNELS=0 or BF16=0 leaves either out.
 if [ "${KERNELS:-1}" != 0 ]; then (unset OPENBLAS_CORETYPE; "$root/bench/train/kernels.sh" "$build"); fi
 if [ "${BF16:-1}" != 0 ]; then "$root/bench/train/bf16.sh" "$build"; fi
+if [ "${SHARD:-1}" != 0 ]; then "$root/bench/train/shard.sh" "$build"; fi

@@ -7,6 +7,10 @@
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
+namespace {
+// --shard gradients: reduce-scatters in flight at once (DeepSpeed's ZeRO-2 double-buffers too).
+constexpr std::size_t kInFlight = 2;
+}  // namespace
 
 GradCompression parse_grad_compression(const std::string& name) {
   if (name == "none") return GradCompression::none;
@@ -185,6 +189,16 @@ void GradientSync::adopt(std::size_t index) {
   torch::NoGradGuard no_grad;
   if (shard_ == ShardMode::gradients) {
     Bucket& b = buckets_[layout_.bucket_of(index)];
+    if (grad.defined() && !b.flat.defined() && b.params.size() == 1 && grad.numel() == b.padded &&
+        grad.is_contiguous()) {
+      // A bucket of one parameter needing no padding: autograd's own tensor is the bucket, so a
+      // large weight's gradient exists once, not once here and again in a copy.
+      b.flat = grad.reshape({-1});
+      if (compression_ == GradCompression::bf16)
+        b.wire = torch::empty_like(b.flat, torch::kBFloat16);
+      grad = torch::Tensor();
+      return;
+    }
     torch::Tensor& flat = storage(b);
     if (grad.defined()) slice(index, flat).copy_(grad);
     grad = torch::Tensor();
@@ -234,6 +248,12 @@ void GradientSync::start(Bucket& b, std::size_t index) {
     return;
   }
   const torch::Tensor& out = bf16 ? shard_wire_[index] : shard_grads_[index];
+  // At most kInFlight buckets exist at once: backward waits for the oldest reduce-scatter rather
+  // than filling new buckets faster than the link drains them.
+  if (index >= kInFlight) {
+    Bucket& oldest = buckets_[index - kInFlight];
+    if (oldest.work) oldest.work->wait();
+  }
   b.work = plane_.reduce_scatter_async(sent, out, op, options);
   // The operation keeps the bucket until it has finished; then its memory is free.
   b.flat = torch::Tensor();

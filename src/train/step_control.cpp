@@ -198,11 +198,11 @@ void StepControl::check_before_backward(std::int64_t step) {
                                      [](const Field& f) { return static_cast<int>(f.op) != 0; });
   if (!layout_ok || all[0].value != all[1].value || all[2].value != all[3].value ||
       all[4].value != all[5].value)
-    report_desync(step);
+    report_desync(step, " (checked before its gradient buckets)");
   agreed_ops_ = ops;
 }
 
-void StepControl::report_desync(std::int64_t step) {
+void StepControl::report_desync(std::int64_t step, const char* when) {
   comm::OpOptions options;
   options.tag = "desync-report";
   const std::vector<std::int64_t> mine = pack(data_.issued_after(agreed_ops_));
@@ -230,7 +230,7 @@ void StepControl::report_desync(std::int64_t step) {
            std::to_string(kShared) + " last ones each rank keeps";
   data_.dump_flight_recorder();
   throw DesyncError(
-      detail::concat("data-plane desync at step ", step, ": ", what,
+      detail::concat("data-plane desync at step ", step, when, ": ", what,
                      "; the ranks are in different collectives, which no deadline would end"),
       __FILE__, __LINE__);
 }

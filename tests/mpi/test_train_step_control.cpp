@@ -79,7 +79,9 @@ TEST(StepControl, ADesyncNamesTheRanksAndTheFirstDivergingOperation) {
     FAIL() << "no desync reported";
   } catch (const st::DesyncError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("data-plane desync at step 2: "), std::string::npos) << what;
+    EXPECT_NE(what.find("data-plane desync at step 2 (checked before its gradient buckets): "),
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("all_reduce #2 of 16,384 bytes [injected]"), std::string::npos) << what;
     EXPECT_NE(what.find(others + " issued nothing"), std::string::npos) << what;
   }

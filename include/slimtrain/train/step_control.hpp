@@ -67,7 +67,7 @@ class StepControl {
   void check_before_backward(std::int64_t step);
 
  private:
-  [[noreturn]] void report_desync(std::int64_t step);
+  [[noreturn]] void report_desync(std::int64_t step, const char* when = "");
 
   comm::ControlPlane& control_;
   comm::DataPlane& data_;
