@@ -80,6 +80,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("step-every", bound(c.schedule.step_every), "step schedule: decay every N steps")
     ("step-gamma", bound(c.schedule.step_gamma), "step schedule: decay factor")
     ("clip-grad-norm", bound(c.clip_grad_norm), "clip the global gradient norm (0: off)")
+    ("max-failed-checkpoints", bound(c.max_failed_checkpoints), "a checkpoint write that fails (a full disk, a lost file system) is a warning: the previous checkpoint stays the latest and the next one is tried at the next interval; after this many failures in a row the job ends with exit 1 naming the error. The final checkpoint must land")
     ("max-nonfinite-steps", bound(c.max_nonfinite_steps), "a step whose loss (on any rank) or gradient norm (with --clip-grad-norm) is NaN or infinite updates nothing, on every rank, and is named in the log; after this many in a row the job ends with exit 1, naming the first and the last checkpoint (whose weights are finite): resume it with a lower --lr")
     ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
@@ -157,6 +158,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<double>("--step-gamma", c.schedule.step_gamma, 0.0, 1.0);
   require_range<double>("--clip-grad-norm", c.clip_grad_norm, 0.0, 1e9);
   require_range<int>("--max-nonfinite-steps", c.max_nonfinite_steps, 1, 1000000);
+  require_range<int>("--max-failed-checkpoints", c.max_failed_checkpoints, 1, 1000000);
   require_range<double>("--label-smoothing", c.label_smoothing, 0.0, 0.999);
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);

@@ -84,9 +84,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
         plan.action = FaultAction::slow;
       else if (value == "nan")
         plan.action = FaultAction::nan;
+      else if (value == "full")
+        plan.action = FaultAction::full;
       else
         SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: action='", value,
-                        "' (delay, hang, exit, throw, desync, slow or nan)");
+                        "' (delay, hang, exit, throw, desync, slow, nan or full)");
     } else if (key == "delay") {
       plan.delay_s = parse_seconds(value);
     } else if (key == "bytes") {
@@ -106,7 +108,7 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "' needs rank=, phase= and step=");
   if (!action_given && plan.delay_s <= 0)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
-                    "' needs delay= or action=hang|exit|throw|desync|slow|nan");
+                    "' needs delay= or action=hang|exit|throw|desync|slow|nan|full");
   if (plan.action == FaultAction::desync && plan.phase != FaultPhase::train)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': action=desync needs phase=train");
   if (plan.action == FaultAction::nan && plan.phase != FaultPhase::train)
@@ -114,8 +116,12 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
   if (plan.action == FaultAction::slow && (plan.phase != FaultPhase::train || plan.delay_s <= 0))
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
                     "': action=slow needs phase=train and delay=D");
-  if (plan.times > 0 && plan.action != FaultAction::delay)
-    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': times= applies to delays only");
+  if (plan.action == FaultAction::full && plan.phase != FaultPhase::checkpoint)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
+                    "': action=full needs phase=checkpoint");
+  if (plan.times > 0 && plan.action != FaultAction::delay && plan.action != FaultAction::full)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
+                    "': times= applies to delays and action=full only");
   return plan;
 }
 
@@ -128,7 +134,8 @@ bool FaultPlan::armed(int at_rank, FaultPhase at_phase, std::int64_t at_step) co
   if (phase == FaultPhase::none || at_rank != rank || at_phase != phase) return false;
   if (times >= 0 && fired >= times) return false;
   // A hang persists: once the rank stops arriving, it never arrives again; a straggler stays slow.
-  const bool persists = action == FaultAction::hang || action == FaultAction::slow;
+  const bool persists =
+      action == FaultAction::hang || action == FaultAction::slow || action == FaultAction::full;
   return persists ? at_step >= step : at_step == step;
 }
 
@@ -148,6 +155,11 @@ void FaultPlan::fire() {
     case FaultAction::fail:
       SLIMTRAIN_THROW(DataError, "SLIMTRAIN_INJECT: injected data error at step ", step,
                       " (as a corrupt row in the stream reader would raise)");
+    case FaultAction::full:
+      SLIMTRAIN_THROW(Error,
+                      "No space left on device (SLIMTRAIN_INJECT: a full disk under the "
+                      "checkpoint write from step ",
+                      step, ")");
     case FaultAction::desync:
     case FaultAction::nan:
       return;  // the trainer issues the extra operation, or makes the step's loss NaN
@@ -166,6 +178,7 @@ std::string FaultPlan::describe() const {
                             : action == FaultAction::fail ? "throw"
                             : action == FaultAction::slow ? "slow"
                             : action == FaultAction::nan  ? "nan"
+                            : action == FaultAction::full ? "full"
                                                           : "desync";
   out << "rank=" << rank << " phase=" << phase_name << " step=" << step
       << " action=" << action_name;

@@ -88,18 +88,19 @@ void forget_on_abort(const std::string& path) {
 }
 
 void abort_job(int code, const std::string& why) {
+  // Armed before anything that can block: MPI_Abort asks mpirun to end every rank, but if the
+  // launcher cannot be reached (its node's link is down), or the failure file and the partial
+  // outputs sit on a hung shared file system, this rank still leaves within seconds.
+  std::thread([code] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kAbortExitSeconds));
+    std::_Exit(code);
+  }).detach();
   if (!why.empty()) report_failure(code, why);
   {
     std::lock_guard<std::mutex> lock(g_files_mutex);
     for (const std::string& path : g_files) std::remove(path.c_str());
   }
   std::cerr.flush();
-  // MPI_Abort asks mpirun to end every rank; if the launcher cannot be reached (its node's link
-  // is down), this rank still leaves within seconds.
-  std::thread([code] {
-    std::this_thread::sleep_for(std::chrono::duration<double>(kAbortExitSeconds));
-    std::_Exit(code);
-  }).detach();
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }

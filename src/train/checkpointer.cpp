@@ -134,7 +134,7 @@ bool Checkpointer::note_evaluation(const eval::Metrics& metrics, std::int64_t st
          (s_.cfg.checkpoint_every > 0 || s_.cfg.checkpoint_minutes > 0);
 }
 
-void Checkpointer::wait() {
+void Checkpointer::wait(bool final) {
   comm::set_activity("checkpoint wait", -1);
   std::exception_ptr failure;
   if (shard_writer_.joinable()) shard_writer_.join();
@@ -143,9 +143,9 @@ void Checkpointer::wait() {
       std::rethrow_exception(shard_error_);
     } catch (const std::exception& e) {
       failure = std::make_exception_ptr(
-          CommError(detail::concat("writing its optimizer shard failed on rank ", s_.rt.rank(),
-                                   ": ", e.what(), "; the previous checkpoint is intact"),
-                    __FILE__, __LINE__));
+          Error(detail::concat("writing its optimizer shard failed on rank ", s_.rt.rank(), ": ",
+                               e.what()),
+                __FILE__, __LINE__));
     }
     shard_error_ = nullptr;
   }
@@ -154,9 +154,8 @@ void Checkpointer::wait() {
       manager_.wait();
     } catch (const std::exception& e) {
       failure = std::make_exception_ptr(
-          CommError(detail::concat("writing the checkpoint failed on rank 0: ", e.what(),
-                                   "; the previous checkpoint is intact"),
-                    __FILE__, __LINE__));
+          Error(detail::concat("writing the checkpoint failed on rank 0: ", e.what()), __FILE__,
+                __LINE__));
     }
   }
   // A slow file system delays rank 0 here: the others wait with the I/O deadline, not the
@@ -164,7 +163,46 @@ void Checkpointer::wait() {
   comm::OpOptions io;
   io.timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
   io.tag = "checkpoint-landed";
-  comm::agree_or_throw(*s_.control, failure, io);
+  const std::int64_t step = in_flight_;
+  in_flight_ = -1;
+  try {
+    comm::agree_or_throw(*s_.control, failure, io);
+  } catch (const CommError&) {
+    throw;  // the agreement itself: a peer is gone, which ends the job
+  } catch (const Error& e) {
+    // A failed write, the same on every rank (agree_or_throw gives every rank the lowest failing
+    // rank's message). Its checkpoint directory was never renamed into place.
+    failed_write(e, final);
+    return;
+  }
+  if (step >= 0) failed_in_a_row_ = 0;
+  if (final && failed_in_a_row_ > 0)
+    failed_write(
+        Error("an earlier checkpoint write failed and none has landed since", __FILE__, __LINE__),
+        true);
+}
+
+void Checkpointer::failed_write(const Error& e, bool final) {
+  ++failed_in_a_row_;
+  const std::string latest = last_written();
+  s_.run_log->end_progress_line();
+  s_.run_log->event("checkpoint_failed",
+                    {{"reason", e.what()}, {"in_a_row", failed_in_a_row_}, {"latest", latest}});
+  const std::string limit =
+      detail::concat(failed_in_a_row_, " failed in a row; --max-failed-checkpoints ",
+                     s_.cfg.max_failed_checkpoints);
+  if (final || failed_in_a_row_ >= s_.cfg.max_failed_checkpoints)
+    throw CheckpointsFailed(
+        detail::concat(final ? "the final checkpoint could not be written: "
+                             : "checkpoints keep failing (" + limit + "): ",
+                       e.what(), "; the latest checkpoint is ",
+                       latest.empty() ? std::string("none (rank 0 knows it)") : latest),
+        __FILE__, __LINE__);
+  if (s_.rt.rank() == 0)
+    log::warn("checkpoint not written: ", e.what(), " (", limit,
+              "); training goes on, the previous checkpoint stays the latest (",
+              latest.empty() ? std::string("none yet") : latest,
+              "), and the next is tried at the next interval");
 }
 
 void Checkpointer::save(const Position& at) {
@@ -206,6 +244,7 @@ void Checkpointer::save(const Position& at) {
       manager_.save_async(std::move(state), metric);
     }
   }
+  in_flight_ = at.step;  // on every rank alike (rank 0 alone knows of a skipped write)
   written_step_ = at.step;
   last_ = Clock::now();
   if (!nonfinite.empty()) {
@@ -225,10 +264,10 @@ void Checkpointer::save(const Position& at) {
 }
 
 void Checkpointer::settle_before_abort() {
-  // Seconds a rank other than 0 waits for rank 0 to end the job with its checkpoint landed.
+  // Seconds every rank waits for rank 0 to end the job with its checkpoint landed: rank 0 no
+  // longer than the others, whose MPI_Abort after this long ends it anyway.
   constexpr double kPeerGraceSeconds = 5.0;
-  const double limit =
-      s_.rt.rank() == 0 ? s_.io_deadline(s_.checkpoint_bytes_estimate()) : kPeerGraceSeconds;
+  const double limit = kPeerGraceSeconds;
   const auto until = after(limit);
   while (Clock::now() < until && (s_.rt.rank() != 0 || manager_.busy()))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

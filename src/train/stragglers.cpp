@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "slimtrain/core/log.hpp"
+#include "slimtrain/train/run_log.hpp"
+
 namespace slimtrain::train {
 namespace {
 
@@ -127,6 +130,19 @@ nlohmann::json StragglerWatch::add_window(const std::vector<PhaseMs>& per_rank) 
                      {"message", *warning_}};
   if (!host.empty()) warning_record_["host"] = hosts_[static_cast<std::size_t>(slowest)];
   return record;
+}
+
+nlohmann::json report_window(comm::ControlPlane& control, StragglerWatch& watch, RunLog& run_log,
+                             const PhaseMs& mine, double timeout_s, std::int64_t step, int rank) {
+  nlohmann::json ranks = watch.add_window(gather_phase_times(control, mine, timeout_s));
+  if (watch.warning() && rank == 0) {
+    run_log.end_progress_line();
+    log::warn(*watch.warning(), " (--straggler-threshold ", watch.threshold(), "; said once)");
+    nlohmann::json record = watch.warning_record();
+    record["step"] = step;
+    run_log.event("straggler", record);
+  }
+  return ranks;
 }
 
 }  // namespace slimtrain::train

@@ -52,6 +52,7 @@ class Trainer {
   void after_step(const StepDecision& d, bool log_now);
   nlohmann::json rank_times();
   int stop_for_requeue();
+  int checkpoints_failed(const CheckpointsFailed& e);
   void finish(const nlohmann::json& memory);
   [[noreturn]] void abort_training(const Error& e);
 
@@ -89,7 +90,9 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   timer_.enter(kOptimizer, step);
   set_learning_rate(*s.optimizer, s.schedule->lr_at(pos_.step));
   s.sync->prepare();  // zeroes the buckets, which are the .grad tensors: no zero_grad()
-  // Every rank issued the same so far, so each bucket may reduce as soon as backward fills it.
+  // Ranks agree on what they issued so far, so buckets may reduce as backward fills them (sync
+  // time: waiting here for a slower rank is not this rank's compute).
+  timer_.enter(kSync, step);
   control_->check_before_backward(step);
   // --grad-accum N: N micro-batches, each loss divided by N so the gradients autograd adds up
   // in .grad are the mean over all N; only the last backward feeds the buckets.
@@ -251,18 +254,16 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
 // Every rank's compute time of the window, on the control plane (one all-gather per log window).
 nlohmann::json Trainer::rank_times() {
   if (rt_.size() < 2) return nullptr;
-  Session& s = *s_;
-  const auto times = gather_phase_times(*s.control, timer_.phase_ms(), cfg_.collective_timeout_s);
-  nlohmann::json ranks = stragglers_->add_window(times);
-  if (stragglers_->warning() && rt_.rank() == 0) {
-    s.run_log->end_progress_line();
-    log::warn(*stragglers_->warning(), " (--straggler-threshold ", cfg_.straggler_threshold,
-              "; said once)");
-    nlohmann::json record = stragglers_->warning_record();
-    record["step"] = pos_.step;
-    s.run_log->event("straggler", record);
-  }
-  return ranks;
+  return report_window(*s_->control, *stragglers_, *s_->run_log, timer_.phase_ms(),
+                       cfg_.collective_timeout_s, pos_.step, rt_.rank());
+}
+
+// Every rank throws at the same write (failures are agreed): exit 1 everywhere, no abort.
+int Trainer::checkpoints_failed(const CheckpointsFailed& e) {
+  s_->run_log->end_progress_line();
+  if (rt_.rank() == 0) log::error(e.what());
+  s_->run_log->event("failed", {{"step", pos_.step}, {"reason", e.what()}});
+  return kExitFailure;
 }
 
 int Trainer::stop_for_requeue() {
@@ -291,7 +292,7 @@ void Trainer::finish(const nlohmann::json& memory) {
   timer_.pause("checkpoint", pos_.step);
   s.sync_buffers();
   checkpoints_->save(pos_);
-  checkpoints_->wait();
+  checkpoints_->wait(/*final=*/true);
   nlohmann::json final_metrics = nullptr;
   if (s.final_split.empty()) {
     log::info_rank0("no final evaluation: ", s.cfg.data, " has no split for it (",
@@ -377,6 +378,8 @@ int Trainer::run() {
     finish(memory_report(s));
   } catch (const CommError& e) {
     abort_training(e);
+  } catch (const CheckpointsFailed& e) {
+    return checkpoints_failed(e);
   }
   return kExitOk;
 }

@@ -48,3 +48,7 @@ slimtrain_add_e2e(NAME e2e_diverge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/diverge.s
 # reshard on resume (np 4 -> 2 -> 3 -> 1), kill -9 mid sharded write, inspect, export, eval.
 slimtrain_add_e2e(NAME e2e_shard COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard.sh
                   TIMEOUT 420 LABELS train)
+# A full disk under the checkpoint write: a warning and a retry at the next interval, the job ends
+# only at --max-failed-checkpoints failures in a row or when the final checkpoint cannot land.
+slimtrain_add_e2e(NAME e2e_disk_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/disk_full.sh
+                  TIMEOUT 240 LABELS train)

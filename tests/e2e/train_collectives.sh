@@ -2,8 +2,9 @@
 # The collectives of a training step, counted from outside the program: libslimtrain_mpi_count
 # (tests/support/mpi_count.c) interposes MPI's collectives through PMPI and writes each rank's
 # counts at MPI_Finalize. Two runs that differ only in --max-steps (8 and 16), logging every step
-# and with --checkpoint-minutes on: the difference is 8 steps' worth, 2 collectives per step (the
-# one gradient bucket and the one control reduction) and one all-gather per log window (every
+# and with --checkpoint-minutes on: the difference is 8 steps' worth, 3 collectives per step on
+# this CPU data plane (the one gradient bucket, the fingerprint check before it and the step's
+# control reduction; on NCCL the check is not needed) and one all-gather per log window (every
 # rank's step times, for stragglers), nothing else. With --log-every 4 the same 8 steps add two
 # all-gathers: the gather is per log window, not per step. The start-up measurements are pinned
 # (--floor-bandwidth, --chunk-mb): the bandwidth probe stops at the first all-reduce size that
@@ -38,8 +39,8 @@ for rank in 0 1; do
     echo "  rank $rank $kind: $(count 8 $rank $kind) in 8 steps, $(count 16 $rank $kind) in 16"
   done
   per_step=$(( ($(count 16 $rank allreduce) - $(count 8 $rank allreduce)) / 8 ))
-  check "rank $rank: 2 all-reduces per step (bucket + control reduction)" \
-    test "$(( $(count 16 $rank allreduce) - $(count 8 $rank allreduce) ))" -eq 16
+  check "rank $rank: 3 all-reduces per step (bucket + check before it + control reduction)" \
+    test "$(( $(count 16 $rank allreduce) - $(count 8 $rank allreduce) ))" -eq 24
   check "rank $rank: one all-gather per log window" \
     test "$(( $(count 16 $rank allgather) - $(count 8 $rank allgather) ))" -eq 8
   check "rank $rank: two for 8 steps logged every 4th" \

@@ -109,7 +109,7 @@ TEST(FaultInjection, BadSpecsNameTheVariableAndTheField) {
   EXPECT_NE(parse_error("rank=1,phase=eval,step=2").find("needs delay="), std::string::npos);
   EXPECT_NE(parse_error("rank=1,phase=eval,step=2,delay=1s,times=0").find("times='0'"),
             std::string::npos);
-  EXPECT_NE(parse_error("rank=1,phase=train,step=2,action=hang,times=1").find("delays only"),
+  EXPECT_NE(parse_error("rank=1,phase=train,step=2,action=hang,times=1").find("applies to delays"),
             std::string::npos);
   EXPECT_NE(parse_error("rank=1,phase=eval,step=2,delay=1s,oops").find("not key=value"),
             std::string::npos);

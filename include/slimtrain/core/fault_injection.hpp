@@ -18,6 +18,8 @@
  *   action=slow   (train, with delay=D) sleep D in every step from that step on, charged to
  *                 the step's data phase: a straggler (a slow disk or a busy node), logged once
  *   action=nan    (train) that rank's loss at that step is NaN, as a diverging batch makes it
+ *   action=full   (checkpoint) the write of that step's checkpoint and of every later one fails
+ *                 as on a full disk (ENOSPC), times=N of them at most: space comes back after
  */
 #include <cstdint>
 #include <string>
@@ -25,7 +27,7 @@
 namespace slimtrain {
 
 enum class FaultPhase { none, train, eval, prep, checkpoint };
-enum class FaultAction { delay, hang, exit, fail, desync, slow, nan };
+enum class FaultAction { delay, hang, exit, fail, desync, slow, nan, full };
 
 struct FaultPlan {
   int rank = -1;
@@ -33,7 +35,7 @@ struct FaultPlan {
   std::int64_t step = -1;
   FaultAction action = FaultAction::delay;
   double delay_s = 0.0;
-  std::int64_t times = -1;              ///< delay only: fire at most this often (< 0: always)
+  std::int64_t times = -1;              ///< delay and full: fire at most this often (< 0: always)
   std::int64_t desync_bytes = 4 << 20;  ///< desync only: size of the extra all-reduce
   std::int64_t fired = 0;
 

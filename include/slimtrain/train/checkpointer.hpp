@@ -17,10 +17,21 @@
 #include <thread>
 
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
+#include "slimtrain/core/error.hpp"
 #include "slimtrain/eval/metrics.hpp"
 #include "slimtrain/train/session.hpp"
 
 namespace slimtrain::train {
+
+/**
+ * @brief Checkpoint writes failed --max-failed-checkpoints times in a row, or the final one did:
+ * thrown on every rank alike, so the job ends with exit 1 without an abort.
+ */
+class CheckpointsFailed : public Error {
+ public:
+  using Error::Error;
+  const char* kind() const override { return "checkpoint error"; }
+};
 
 /** @brief --best-metric, or "accuracy" when it is not set. */
 std::string best_metric_name(const TrainConfig& cfg);
@@ -60,8 +71,13 @@ class Checkpointer {
    * checkpoint event. Collective.
    */
   void save(const Position& at);
-  /** @brief Every rank learns whether the write in flight landed; throws CommError if not. */
-  void wait();
+  /**
+   * @brief Every rank learns whether the write in flight landed. A failed write is a warning and a
+   * `checkpoint_failed` event (the previous checkpoint stays the latest); CheckpointsFailed after
+   * --max-failed-checkpoints in a row, or for any failure when `final`. CommError when the
+   * agreement itself fails (a peer is gone).
+   */
+  void wait(bool final = false);
   /**
    * @brief Before the job is aborted: on rank 0, lets a write in flight land (at most the I/O
    * deadline) so the job ends with its last checkpoint; elsewhere, gives rank 0 a few seconds to
@@ -77,7 +93,13 @@ class Checkpointer {
   /** @brief Rank 0: what the checkpoint's meta says of the optimizer files. */
   nlohmann::json shard_meta(int writers) const;
 
+  /** @brief Every rank alike: counts the failure, warns, throws CheckpointsFailed past the limit.
+   */
+  void failed_write(const Error& e, bool final);
+
   Session& s_;
+  std::int64_t in_flight_ = -1;  ///< the step whose write is in flight, or -1
+  int failed_in_a_row_ = 0;      ///< checkpoint writes that failed in a row
   std::thread shard_writer_;
   std::exception_ptr shard_error_;
   ckpt::CheckpointManager manager_;

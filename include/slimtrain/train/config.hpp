@@ -36,6 +36,8 @@ struct TrainConfig {
   /** @brief Consecutive steps skipped for a non-finite loss or gradient norm before the job ends.
    */
   int max_nonfinite_steps = 10;
+  /** @brief Checkpoint writes that may fail in a row (a full disk) before the job ends. */
+  int max_failed_checkpoints = 3;
   double clip_grad_norm = 0.0;
   double label_smoothing = 0.0;
 

@@ -31,6 +31,16 @@ double compute_ms(const PhaseMs& phases);
 std::vector<PhaseMs> gather_phase_times(comm::ControlPlane& control, const PhaseMs& mine,
                                         double timeout_s);
 
+class StragglerWatch;
+class RunLog;
+
+/**
+ * @brief At a log step, on every rank: every rank's window times (one all-gather) and, on rank 0,
+ * a straggler warning and event named once; returns the train event's "ranks" record.
+ */
+nlohmann::json report_window(comm::ControlPlane& control, StragglerWatch& watch, RunLog& run_log,
+                             const PhaseMs& mine, double timeout_s, std::int64_t step, int rank);
+
 class StragglerWatch {
  public:
   /**
@@ -49,6 +59,7 @@ class StragglerWatch {
   const std::optional<std::string>& warning() const { return warning_; }
   /** @brief The straggler named by warning(): rank, its slowdown, the windows. */
   const nlohmann::json& warning_record() const { return warning_record_; }
+  double threshold() const { return threshold_; }
 
  private:
   double threshold_;

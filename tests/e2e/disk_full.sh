@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A checkpoint write that fails (a full disk, injected under rank 0's writer) is a warning, not the
+# end of the job: training goes on, the previous checkpoint stays the latest, the next one lands
+# once space is back; --max-failed-checkpoints N failures in a row end the job with exit 1 naming
+# the file system's error, and so does a final checkpoint that cannot be written.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+. "$(dirname "$0")/resume_lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+train_data "$work" || exit 1
+D=$work/data.h5
+MPI=(timeout 120 "$MPIEXEC" -np 2)
+recipe=(--data "$D" "${SMALL_JOB[@]}" --eval-every 0 --final-split none --checkpoint-every 10
+  --max-steps 60)
+failed_events() {
+  "$PY" -c 'import json, sys
+print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["event"] == "checkpoint_failed"))' "$1/metrics.jsonl"
+}
+
+check "the disk fills at step 20's checkpoint and frees after two failures" expect_rc 0 env \
+  SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=20,action=full,times=2" "${MPI[@]}" "$S" train \
+  "${recipe[@]}" --out "$work/full"
+check "  a warning names the error and says training goes on" \
+  contains "checkpoint not written: writing the checkpoint failed on rank 0: No space left on device"
+check "  the previous checkpoint named as the latest" contains "training goes on, the previous checkpoint stays the latest (.*step-00000010)"
+check "  two checkpoint_failed events" test "$(failed_events "$work/full")" = 2
+check "  no directory of step 20 or 30" test ! -e "$work/full/checkpoints/step-00000020" -a \
+  ! -e "$work/full/checkpoints/step-00000030"
+check "  step 40 landed once space was back" test -e "$work/full/checkpoints/step-00000040/manifest.json"
+check "  the run finished at step 60" json_is "$(events "$work/full" done)" 'e["step"] == 60'
+check "  and step 60 is the latest" latest_is "$work/full" 60
+
+check "a disk that stays full ends the job at --max-failed-checkpoints 2" expect_rc 1 env \
+  SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=20,action=full" "${MPI[@]}" "$S" train "${recipe[@]}" \
+  --max-failed-checkpoints 2 --out "$work/stays"
+check "  naming the count, the error and the latest checkpoint" \
+  contains "checkpoints keep failing (2 failed in a row; --max-failed-checkpoints 2): writing the checkpoint failed on rank 0: No space left on device.*the latest checkpoint is .*step-00000010"
+check "  a failed event, no done event" json_is "$(events "$work/stays" failed)" '"keep failing" in e["reason"]'
+check "  step 10 stays the latest" latest_is "$work/stays" 10
+check "  it resumes from there" expect_rc 0 "${MPI[@]}" "$S" train "${recipe[@]}" --out "$work/stays"
+check "  at step 10" contains "resumed from .*step-00000010 at step 10"
+
+check "a final checkpoint that cannot be written ends the job with exit 1" expect_rc 1 env \
+  SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=60,action=full" "${MPI[@]}" "$S" train "${recipe[@]}" \
+  --out "$work/final"
+check "  saying so" contains "the final checkpoint could not be written: writing the checkpoint failed on rank 0: No space left on device"
+
+check "action=full outside the checkpoint phase exits 2" expect_rc 2 env \
+  SLIMTRAIN_INJECT="rank=0,phase=train,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"
+check "  naming it" contains "action=full needs phase=checkpoint"
+check "--max-failed-checkpoints 0 exits 2" expect_rc 2 "$S" train "${recipe[@]}" \
+  --max-failed-checkpoints 0 --out "$work/x"
+check "  naming the option" contains "--max-failed-checkpoints"
+finish
