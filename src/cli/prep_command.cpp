@@ -1,6 +1,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "slimtrain/cli/app.hpp"
@@ -37,6 +38,27 @@ std::string required(const CommandLine& cl, const std::string& option, const std
   return cl.get<std::string>(option);
 }
 
+// Labels given as class names (iris's species): indices in the sorted names of both files, or
+// in --class-names, which fixes the order; the names become the file's class_names.
+void name_classes(data::CsvSource& train, data::CsvSource* test, PrepOptions& options) {
+  const bool train_named = !train.label_names().empty();
+  const bool test_named = test && !test->label_names().empty();
+  if (!train_named && !test_named) return;
+  if (test && train_named != test_named)
+    SLIMTRAIN_THROW(DataError, (train_named ? train : *test).describe(),
+                    " labels its classes by name but ", (train_named ? *test : train).describe(),
+                    " by integer; use one or the other in both");
+  std::vector<std::string> classes = options.class_names;
+  if (classes.empty()) {
+    std::set<std::string> names(train.label_names().begin(), train.label_names().end());
+    if (test) names.insert(test->label_names().begin(), test->label_names().end());
+    classes.assign(names.begin(), names.end());
+  }
+  train.use_class_names(classes);
+  if (test) test->use_class_names(classes);
+  options.class_names = classes;
+}
+
 }  // namespace
 
 int run_prep(const std::vector<std::string>& args) {
@@ -61,7 +83,7 @@ int run_prep(const std::vector<std::string>& args) {
       ("channels", po::value<int>()->default_value(3), "images: 3 (RGB; grayscale replicated) or 1 (grayscale; RGB by ITU-R 601-2 luma, as PIL's convert('L')). Alpha is dropped, palettes expanded, 16-bit reduced to its high byte")
       ("resize", po::value<std::string>()->default_value("fit"), "images: fit (stretch to HxW), crop (scale to cover HxW, cut the centre) or pad (scale to fit inside, centred on black); antialiased bilinear filter as PIL's Image.resize(BILINEAR)")
       ("skip-bad", po::bool_switch(), "images: leave out unreadable, truncated, corrupt or unsupported files instead of failing; they are counted and listed in OUT.h5.skipped.txt")
-      ("label-column", po::value<std::string>()->default_value("last"), "csv: last, first or a 0-based column index")
+      ("label-column", po::value<std::string>()->default_value("last"), "csv: last, first or a 0-based column index; its labels are integers 0..C-1, or class names, which become the file's class_names in sorted order (--class-names fixes another)")
       ("header", po::bool_switch(), "csv: the first non-blank line is a header")
       ("delimiter", po::value<std::string>()->default_value(","), "csv: one-character field delimiter")
       ("train-x", po::value<std::string>(), "npy: training features [N, ...] (u1, i8, f4, f8)")
@@ -138,11 +160,15 @@ int run_prep(const std::vector<std::string>& args) {
         SLIMTRAIN_THROW(ConfigError, "--delimiter: '", delimiter, "' must be one character");
       csv.delimiter = delimiter[0];
       const std::string train_csv = required(cl, "train", format);
-      train = std::make_unique<data::CsvSource>(shared(train_csv), train_csv, csv);
+      auto train_source = std::make_unique<data::CsvSource>(shared(train_csv), train_csv, csv);
+      std::unique_ptr<data::CsvSource> test_source;
       if (cl.has("test")) {
         const std::string test_csv = cl.get<std::string>("test");
-        test = std::make_unique<data::CsvSource>(shared(test_csv), test_csv, csv);
+        test_source = std::make_unique<data::CsvSource>(shared(test_csv), test_csv, csv);
       }
+      name_classes(*train_source, test_source.get(), options);
+      train = std::move(train_source);
+      test = std::move(test_source);
     } else if (format == "npy") {
       auto npy = [&](const std::string& x, const std::string& y) {
         return std::make_unique<data::NpySource>(shared(x), x, shared(y), y);

@@ -87,6 +87,57 @@ void CsvSource::index(const CsvOptions& options) {
     label_index_ = column;
   }
   shape_ = {fields_ - 1};
+  scan_labels();
+}
+
+std::string CsvSource::field(const Line& line, std::int64_t column) const {
+  const char* p = reinterpret_cast<const char*>(bytes_.data()) + line.begin;
+  const char* const end = reinterpret_cast<const char*>(bytes_.data()) + line.end;
+  for (std::int64_t c = 0; c < column && p <= end; ++c) {
+    const void* d = std::memchr(p, delimiter_, static_cast<std::size_t>(end - p));
+    p = d ? static_cast<const char*>(d) + 1 : end + 1;
+  }
+  if (p > end) return "";
+  const void* d = std::memchr(p, delimiter_, static_cast<std::size_t>(end - p));
+  const char* b = p;
+  const char* e = d ? static_cast<const char*>(d) : end;
+  trim(b, e);
+  return std::string(b, e);
+}
+
+void CsvSource::scan_labels() {
+  const Line* integer = nullptr;
+  const Line* name = nullptr;
+  std::string integer_text, name_text;
+  std::map<std::string, std::int64_t> seen;
+  for (const Line& line : lines_) {
+    const std::string label = field(line, label_index_);
+    if (label.empty()) continue;  // a short or blank field: read() names that line's problem
+    std::int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(label.data(), label.data() + label.size(), value);
+    const bool is_integer = ec == std::errc() && ptr == label.data() + label.size();
+    double number = 0;
+    auto [end, error] = std::from_chars(label.data(), label.data() + label.size(), number);
+    // A number that is not an integer (1.5, 2e3) is no class name: read() says so.
+    if (!is_integer && error == std::errc() && end == label.data() + label.size()) continue;
+    if (is_integer && !integer) integer = &line, integer_text = label;
+    if (!is_integer && !name) name = &line, name_text = label;
+    if (!is_integer) seen.emplace(label, 0);
+  }
+  if (!name) return;  // integers: read() parses them
+  if (integer)
+    SLIMTRAIN_THROW(DataError, name_, ": the label column (column ", label_index_ + 1,
+                    ") mixes integers and class names: line ", integer->number, " has '",
+                    integer_text, "', line ", name->number, " has '", name_text,
+                    "'; use one or the other");
+  for (const auto& entry : seen) names_.push_back(entry.first);
+  use_class_names(names_);
+}
+
+void CsvSource::use_class_names(const std::vector<std::string>& classes) {
+  class_of_.clear();
+  for (std::size_t i = 0; i < classes.size(); ++i)
+    class_of_.emplace(classes[i], static_cast<std::int64_t>(i));
 }
 
 std::int64_t CsvSource::read(std::int64_t i, void* x) const {
@@ -106,7 +157,14 @@ std::int64_t CsvSource::read(std::int64_t i, void* x) const {
     const char* b = p;
     const char* e = field_end;
     trim(b, e);
-    if (column == label_index_) {
+    if (column == label_index_ && !names_.empty()) {
+      const auto it = class_of_.find(std::string(b, e));
+      if (it == class_of_.end())
+        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1,
+                        ": label '", std::string(b, e), "' is not one of the class names (",
+                        class_of_.size(), " given by --class-names)");
+      label = it->second;
+    } else if (column == label_index_) {
       auto [ptr, ec] = std::from_chars(b, e, label);
       if (ec != std::errc() || ptr != e || b == e) {
         SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1,

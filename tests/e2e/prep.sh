@@ -59,6 +59,26 @@ check "  after --io-timeout, not never" test "$wall" -lt 20
 check "  naming the phase" contains "prep: the collective HDF5 write of .* did not finish within 3 s"
 check "  and nothing left behind" nothing_left
 
+# Class names as labels (iris's species): sorted into class_names, test's names among train's.
+printf 'sepal,petal,species\n5.1,1.4,setosa\n7.0,4.7,versicolor\n6.3,6.0,virginica\n4.9,1.4,setosa\n6.4,4.5,versicolor\n' > "$in/iris.csv"
+printf 'sepal,petal,species\n5.8,5.1,virginica\n5.0,1.6,setosa\n' > "$in/iris-test.csv"
+check "string labels convert" expect_rc 0 "$S" prep csv --train "$in/iris.csv" --test "$in/iris-test.csv" --header -o "$dst/iris.h5"
+check "  into sorted class names and their indices" "$PY" - "$dst/iris.h5" <<'EOF'
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    names = [n.decode() if isinstance(n, bytes) else n for n in f.attrs["class_names"]]
+    assert names == ["setosa", "versicolor", "virginica"], names
+    assert list(f["train/y"][()]) == [0, 1, 2, 0, 1], list(f["train/y"][()])
+    assert list(f["test/y"][()]) == [2, 0], list(f["test/y"][()])
+EOF
+check "--class-names fixes another order" expect_rc 0 "$S" prep csv --train "$in/iris.csv" --header --class-names virginica,versicolor,setosa -o "$dst/iris2.h5"
+check "  the labels follow it" "$PY" -c 'import sys, h5py; f = h5py.File(sys.argv[1]); sys.exit(0 if list(f["train/y"][()]) == [2, 1, 0, 2, 1] else 1)' "$dst/iris2.h5"
+check "two ranks write the same file" expect_rc 0 "$MPIEXEC" -np 2 "$S" prep csv --train "$in/iris.csv" --test "$in/iris-test.csv" --header -o "$dst/iris-np2.h5"
+check "  identical content" h5diff "$dst/iris.h5" "$dst/iris-np2.h5"
+rm -f "$dst"/iris*.h5
+printf 'a,label\n1.0,0\n2.0,cat\n3.0,1\n' > "$in/mixed.csv"
+printf 'a,label\n1.0,0\n2.0,1\n' > "$in/ints.csv"
+
 bad() {  # bad "description" "expected text" prep-args...
   local what=$1 text=$2; shift 2
   check "$what exits 2" expect_rc 2 "$S" prep "$@" -o "$dst/bad.h5"
@@ -73,6 +93,9 @@ bad "label out of range" "train-images.gz: record 1 has label 3, outside \[0, 3)
 bad "ragged CSV" "ragged.csv: line 10 has 3 fields, expected 4" csv --train "$in/ragged.csv"
 bad "non-numeric CSV" "word.csv: line 5, column 2: 'abc' is not a number" csv --train "$in/word.csv"
 bad "NaN feature" "nan.csv: line 7, column 2: feature 'nan' is NaN" csv --train "$in/nan.csv"
+bad "labels mixing integers and names" "mixed.csv: the label column (column 2) mixes integers and class names: line 2 has '0', line 3 has 'cat'" csv --train "$in/mixed.csv" --header
+bad "a name not in --class-names" "iris.csv: line 4, column 3: label 'virginica' is not one of the class names (2 given by --class-names)" csv --train "$in/iris.csv" --header --class-names setosa,versicolor
+bad "names in train, integers in test" "iris.csv labels its classes by name but .*ints.csv by integer" csv --train "$in/iris.csv" --test "$in/ints.csv" --header
 bad "NPY float16" "x-f2.npy: unsupported .npy dtype '<f2'" npy --train-x "$in/x-f2.npy" --train-y "$in/y.npy"
 bad "NPY Fortran order" "x-fortran.npy: Fortran-order" npy --train-x "$in/x-fortran.npy" --train-y "$in/y.npy"
 bad "missing input" "nope.gz: cannot open" idx --train-images "$in/nope.gz" --train-labels "$in/train-labels.gz"

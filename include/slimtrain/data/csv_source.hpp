@@ -1,5 +1,12 @@
 #pragma once
-/** @brief Numeric CSV: one sample per line, float features and one integer label column. */
+/**
+ * @brief Numeric CSV: one sample per line, float features and one label column, of integers or of
+ * class names (iris's species, say), which become indices once every file's names are known.
+ */
+#include <map>
+#include <string>
+#include <vector>
+
 #include "slimtrain/data/input_file.hpp"
 #include "slimtrain/data/record_source.hpp"
 
@@ -27,12 +34,27 @@ class CsvSource : public RecordSource {
   std::int64_t read(std::int64_t i, void* x) const override;
   std::string describe() const override { return name_; }
 
+  /**
+   * @brief The label column's distinct names, sorted, when its labels are names; empty when they
+   * are integers. DataError naming both lines when the column mixes the two.
+   */
+  const std::vector<std::string>& label_names() const { return names_; }
+  /**
+   * @brief From now on read() returns a name label's index in `classes` (sorted names of every
+   * file, or --class-names); DataError naming file and line for a name not in it.
+   */
+  void use_class_names(const std::vector<std::string>& classes);
+
  private:
   struct Line {
     std::size_t begin, end;
     std::int64_t number;
   };
   void index(const CsvOptions& options);
+  /** @brief Whether every label is an integer; else collects the names (see label_names). */
+  void scan_labels();
+  /** @brief Field `column` of line `line`, trimmed. */
+  std::string field(const Line& line, std::int64_t column) const;
   InputBytes bytes_;
   std::string name_;
   char delimiter_ = ',';
@@ -40,6 +62,8 @@ class CsvSource : public RecordSource {
   std::int64_t fields_ = 0;
   std::int64_t label_index_ = 0;
   std::vector<std::int64_t> shape_;
+  std::vector<std::string> names_;
+  std::map<std::string, std::int64_t> class_of_;
 };
 
 }  // namespace slimtrain::data
