@@ -67,6 +67,10 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
   const data::DatasetInfo info = data::read_dataset_info(c.data);
   if (!info.has_split(c.split))
     SLIMTRAIN_THROW(ConfigError, "--split: ", c.data, " has no split '", c.split, "'");
+  if (info.named())
+    SLIMTRAIN_THROW(ConfigError, "--embeddings: ", c.data, " has named inputs (",
+                    data::describe_inputs(info.inputs),
+                    "); embeddings are exported from files of one input x (layout 1)");
   const eval::CheckpointModel loaded = eval::load_checkpoint_model(
       eval::resolve_checkpoint(c.checkpoint), info, ckpt::VerifyDepth::checksums, c.model);
   model::ClassifierImpl& net = *loaded.model;

@@ -93,6 +93,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("augment-crop-padding", bound(c.augment_crop_padding), "augmentation: pad each training image by P black pixels and crop it back at a random offset (a random shift of up to P pixels; 0: off)")
     ("augment-flip", bound(c.augment_flip)->implicit_value(true, "true"), "augmentation: mirror each training image left-right with probability 1/2 (--augment-flip, or augment-flip = true in an INI file)")
     ("augment-rotate", bound(c.augment_rotate_deg), "augmentation: rotate each training image by a uniform angle in [-DEG, DEG] (bilinear, black corners; 0: off)")
+    ("max-length", bound(c.max_length), "named inputs (layout 2): sequences longer than this are cut to it (0: never); a batch is padded to its longest sequence, rounded up to a multiple of 8")
+    ("group-by-length", bound(c.group_by_length), "named inputs (layout 2): batch sequences of similar length together (sorted within windows of 64 batches, the batches in an order drawn from the seed and epoch), so little of a batch is padding; resumes stay bit-identical")
     ("augment-erase", bound(c.augment_erase), "augmentation: with probability P, black out a random rectangle of 2-33% of each training image (random erasing; 0: off). Augmentation draws from (seed, epoch, sample), runs on the prefetch thread, and never touches evaluation")
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only, NCCL uses 4)")
@@ -165,6 +167,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<int>("--augment-crop-padding", c.augment_crop_padding, 0, 4096);
   require_range<double>("--augment-rotate", c.augment_rotate_deg, 0.0, 180.0);
   require_range<double>("--augment-erase", c.augment_erase, 0.0, 1.0);
+  require_range<std::int64_t>("--max-length", c.max_length, 0, std::int64_t{1} << 30);
   require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
   if (chunk_mb != 0) require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
   require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);

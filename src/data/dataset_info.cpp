@@ -63,6 +63,47 @@ std::int64_t DatasetInfo::channels() const {
   return channels_of(sample_shape);
 }
 
+std::vector<std::string> DatasetInfo::input_names() const {
+  if (!named()) return {"x"};
+  std::vector<std::string> names;
+  for (const InputInfo& in : inputs) names.push_back(in.name);
+  return names;
+}
+
+namespace {
+
+// Version 2: per split, /SPLIT/y and the inputs of /SPLIT/inputs, the same in every split.
+void read_named_splits(hid_t file, DatasetInfo& info) {
+  const std::string& path = info.path;
+  for (const char* name : {"train", "val", "test"}) {
+    const std::string split = name;
+    if (H5Lexists(file, split.c_str(), H5P_DEFAULT) <= 0) {
+      if (split == "train") SLIMTRAIN_THROW(DataError, path, ": missing group /train");
+      continue;
+    }
+    const std::string y_where = path + ": /" + split + "/y";
+    Hid y = open_dataset(file, path, "/" + split + "/y");
+    const std::vector<hsize_t> y_dims = dataset_dims(y, y_where);
+    if (y_dims.size() != 1) SLIMTRAIN_THROW(DataError, y_where, ": must be 1-D [N]");
+    Hid y_type(SLIMTRAIN_CHECK_HDF5(H5Dget_type(y), y_where));
+    if (H5Tget_class(y_type) != H5T_INTEGER)
+      SLIMTRAIN_THROW(DataError, y_where, ": labels must be integers");
+    SplitInfo s;
+    s.name = split;
+    s.size = static_cast<std::int64_t>(y_dims[0]);
+    std::vector<InputInfo> inputs = read_split_inputs(file, path, split, s.size);
+    if (info.splits.empty()) {
+      info.inputs = std::move(inputs);
+    } else if (describe_inputs(inputs) != describe_inputs(info.inputs)) {
+      SLIMTRAIN_THROW(DataError, path, ": /", split, "/inputs holds ", describe_inputs(inputs),
+                      " but /train/inputs ", describe_inputs(info.inputs));
+    }
+    info.splits.push_back(s);
+  }
+}
+
+}  // namespace
+
 std::int64_t DatasetInfo::sample_elements() const {
   std::int64_t n = 1;
   for (std::int64_t d : sample_shape) n *= d;
@@ -81,10 +122,12 @@ DatasetInfo read_dataset_info(const std::string& path) {
                     "', expected '", kFormatName, "'");
   }
   const std::int64_t version = read_int_attribute(file, "format_version", root);
-  if (version != kFormatVersion) {
+  if (version != kFormatVersion && version != kNamedInputsVersion) {
     SLIMTRAIN_THROW(DataError, root, ": format_version ", version,
-                    " is not supported (this build reads ", kFormatVersion, ")");
+                    " is not supported (this build reads ", kFormatVersion, " and ",
+                    kNamedInputsVersion, ")");
   }
+  info.version = version;
   info.num_classes = read_int_attribute(file, "num_classes", root);
   if (info.num_classes < 1 || info.num_classes > kMaxClasses)
     SLIMTRAIN_THROW(DataError, root, ": attribute num_classes is ", info.num_classes,
@@ -100,6 +143,10 @@ DatasetInfo read_dataset_info(const std::string& path) {
       info.class_names.push_back(std::to_string(c));
   }
 
+  if (info.named()) {
+    read_named_splits(file, info);
+    return info;
+  }
   for (const char* name : {"train", "val", "test"}) {
     const std::string split = name;
     if (H5Lexists(file, split.c_str(), H5P_DEFAULT) <= 0) {

@@ -19,8 +19,11 @@ EvalLoader::EvalLoader(DatasetInfo info, const std::string& split, int rank, int
   }
   if (!info_.has_split(split))
     SLIMTRAIN_THROW(DataError, info_.path, ": has no split '", split, "'");
-  reader_ = std::make_unique<SplitReader>(info_, split);
-  global_ = reader_->size();
+  if (info_.named())
+    named_ = std::make_unique<NamedSplit>(info_, split);
+  else
+    reader_ = std::make_unique<SplitReader>(info_, split);
+  global_ = named_ ? named_->size() : reader_->size();
   share_ = eval_share(global_, rank, world_size);
   position_ = share_.begin;
   x_shape_ = info_.input_shape();
@@ -29,6 +32,13 @@ EvalLoader::EvalLoader(DatasetInfo info, const std::string& split, int rank, int
 bool EvalLoader::next(Batch& out) {
   if (position_ >= share_.end) return false;
   const std::int64_t count = std::min(batch_size_, share_.end - position_);
+  if (named_) {
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) rows[static_cast<std::size_t>(i)] = position_ + i;
+    out = named_->batch(rows.data(), count);
+    position_ += count;
+    return true;
+  }
   std::vector<std::int64_t> shape{count};
   shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
   raw_.resize(static_cast<std::size_t>(count) * reader_->sample_bytes());

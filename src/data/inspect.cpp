@@ -63,7 +63,17 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
     for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? " x " : "") + std::to_string(shape[i]);
     return s;
   };
-  out << path << ": slimtrain HDF5 layout version " << kFormatVersion << "\n";
+  out << path << ": slimtrain HDF5 layout version " << info.version << "\n";
+  if (info.named()) {
+    out << "  classes: " << info.num_classes << " (";
+    for (std::size_t c = 0; c < info.class_names.size(); ++c)
+      out << (c ? ", " : "") << info.class_names[c];
+    out << ")\n";
+    inspect_named(info, validate, out);
+    if (validate)
+      out << "valid: " << path << " conforms to layout version " << info.version << "\n";
+    return;
+  }
   out << "  sample shape: " << shape_text(info.sample_shape) << " (model input "
       << shape_text(info.input_shape()) << ")\n";
   out << "  classes: " << info.num_classes << " (";

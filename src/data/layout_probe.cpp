@@ -42,7 +42,8 @@ void copy_text(char* to, std::size_t capacity, const std::string& text) {
 
 void read_layout_and_edges(const std::string& path, std::size_t max_row_bytes) {
   DatasetInfo info = read_dataset_info(path);
-  if (info.mean.empty()) {  // a SplitReader needs values; any will do to read rows
+  if (info.named()) return;  // every input opened above; rows are checked as they load
+  if (info.mean.empty()) {   // a SplitReader needs values; any will do to read rows
     info.mean.assign(static_cast<std::size_t>(info.channels()), 0.0f);
     info.std.assign(info.mean.size(), 1.0f);
   }

@@ -105,7 +105,7 @@ void log_computed_normalisation(const DatasetInfo& info) {
 }
 
 void ensure_normalisation(DatasetInfo& info) {
-  if (!info.mean.empty()) return;
+  if (!info.mean.empty() || info.named()) return;  // named inputs: their own attributes
   compute_train_normalisation(info);
   log_computed_normalisation(info);
 }

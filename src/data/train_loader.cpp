@@ -43,6 +43,13 @@ TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, i
   }
   if (!info_.has_split(split))
     SLIMTRAIN_THROW(DataError, info_.path, ": has no split '", split, "'");
+  if (info_.named()) {
+    open_named(split);
+    return;
+  }
+  if (options.group_by_length)
+    SLIMTRAIN_THROW(ConfigError, "--group-by-length: ", info_.path,
+                    " has one input of fixed shape (layout 1): nothing to group by length");
   reader_ = std::make_unique<SplitReader>(info_, split);
   n_ = reader_->size();
   per_rank_ = train_share_size(n_, world_size);
@@ -68,6 +75,49 @@ TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, i
     reader_->read_x(0, n_, all_x_.get());
     reader_->read_y(0, n_, all_y_.data());
   }
+}
+
+void TrainLoader::open_named(const std::string& split) {
+  if (options_.mode == "stream")
+    SLIMTRAIN_THROW(ConfigError, "--data-mode stream: ", info_.path,
+                    " has named inputs (layout 2), which load in memory; use auto or memory");
+  if (options_.augment.any())
+    SLIMTRAIN_THROW(ConfigError, "augmentation (--augment-*) reads images of layout 1; ",
+                    info_.path, " has named inputs (", describe_inputs(info_.inputs), ")");
+  mode_ = "memory";
+  named_ = std::make_unique<NamedSplit>(info_, split);
+  if (options_.group_by_length && !named_->has_ragged())
+    SLIMTRAIN_THROW(ConfigError, "--group-by-length: ", info_.path, "'s inputs (",
+                    describe_inputs(info_.inputs), ") have no sequences of varying length");
+  n_ = named_->size();
+  per_rank_ = train_share_size(n_, world_size_);
+  if (per_rank_ == 0)
+    SLIMTRAIN_THROW(DataError, info_.path, ": /", split, " has ", n_, " samples, fewer than the ",
+                    world_size_, " ranks");
+  steps_ = (per_rank_ + options_.batch_size - 1) / options_.batch_size;
+}
+
+std::vector<std::int64_t> TrainLoader::grouped(std::vector<std::int64_t> rows,
+                                               std::int64_t epoch) const {
+  const std::int64_t batch = options_.batch_size, window = batch * kGroupWindowBatches;
+  const auto n = static_cast<std::int64_t>(rows.size());
+  std::vector<std::int64_t> out;
+  out.reserve(rows.size());
+  for (std::int64_t a = 0, w = 0; a < n; a += window, ++w) {
+    const std::int64_t len = std::min(window, n - a);
+    std::vector<std::int64_t> part(rows.begin() + a, rows.begin() + a + len);
+    // Longest first within the window; the shuffled order decides ties, so the sort is stable.
+    std::stable_sort(part.begin(), part.end(), [this](std::int64_t x, std::int64_t y) {
+      return named_->length(x) > named_->length(y);
+    });
+    const std::int64_t batches = (len + batch - 1) / batch;
+    const std::vector<std::int64_t> order =
+        window_permutation(batches, options_.seed ^ 0x67726f7570ull, epoch, rank_, w);  // "group"
+    for (std::int64_t b : order)
+      for (std::int64_t k = b * batch; k < std::min(len, (b + 1) * batch); ++k)
+        out.push_back(part[static_cast<std::size_t>(k)]);
+  }
+  return out;
 }
 
 TrainLoader::~TrainLoader() {
@@ -97,7 +147,9 @@ std::vector<std::int64_t> TrainLoader::epoch_rows(std::int64_t epoch) const {
   if (mode_ == "memory") {
     const std::vector<std::int64_t> order =
         permutation(n_, options_.seed, static_cast<std::uint64_t>(epoch));
-    return {order.begin() + rank_ * per_rank_, order.begin() + (rank_ + 1) * per_rank_};
+    std::vector<std::int64_t> mine(order.begin() + rank_ * per_rank_,
+                                   order.begin() + (rank_ + 1) * per_rank_);
+    return options_.group_by_length ? grouped(std::move(mine), epoch) : mine;
   }
   std::vector<std::int64_t> base;
   for (const Segment& s : stream_segments(epoch))
@@ -164,7 +216,9 @@ Batch TrainLoader::make_batch(std::uint8_t* raw, const std::int64_t* labels,
   }
   std::vector<std::int64_t> shape{count};
   shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
-  Batch batch{torch::empty(shape, torch::kFloat32), torch::empty({count}, torch::kInt64)};
+  Batch batch;
+  batch.x = torch::empty(shape, torch::kFloat32);
+  batch.y = torch::empty({count}, torch::kInt64);
   reader_->normalize(raw, count, batch.x.data_ptr<float>());
   std::memcpy(batch.y.data_ptr<std::int64_t>(), labels,
               static_cast<std::size_t>(count) * sizeof(std::int64_t));
@@ -183,6 +237,13 @@ bool TrainLoader::hand_over(Batch batch) {
 }
 
 void TrainLoader::produce_from_memory(std::int64_t epoch, std::int64_t start) {
+  if (named_) {
+    for (std::int64_t at = start; at < per_rank_; at += options_.batch_size) {
+      const std::int64_t count = std::min(options_.batch_size, per_rank_ - at);
+      if (!hand_over(named_->batch(rows_.data() + at, count))) return;
+    }
+    return;
+  }
   const std::size_t sample_bytes = reader_->sample_bytes();
   std::vector<std::uint8_t> batch_x;
   std::vector<std::int64_t> batch_y;

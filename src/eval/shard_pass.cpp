@@ -14,6 +14,15 @@ struct EvalModeGuard {
 };
 }  // namespace
 
+model::Output forward_batch(model::ClassifierImpl& model, const data::Batch& batch,
+                            const torch::Device& device) {
+  const torch::Tensor y = batch.y.to(device);
+  if (batch.inputs.empty()) return model.forward(batch.x.to(device), y);
+  model::NamedInputs inputs;
+  for (const auto& [name, tensor] : batch.inputs) inputs.emplace_back(name, tensor.to(device));
+  return model.forward_named(inputs, y);
+}
+
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
                          const std::string& split, int rank, int world_size,
                          std::int64_t batch_size) {
@@ -26,8 +35,8 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
       model.parameters().empty() ? torch::Device(torch::kCPU) : model.parameters().front().device();
   data::Batch batch;
   while (loader.next(batch)) {
-    const torch::Tensor x = batch.x.to(device), y = batch.y.to(device);
-    model::Output out = model.forward(x, y);
+    model::Output out = forward_batch(model, batch, device);
+    const torch::Tensor y = batch.y.to(device);
     stats.add_batch(out.logits, y, out.loss.item<double>() * static_cast<double>(y.size(0)));
   }
   return stats;

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -179,7 +180,7 @@ std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec) {
 }
 
 std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
-  if (spec.input_shape.empty()) {
+  if (spec.input_shape.empty() && spec.name != "torchscript") {  // named inputs have none
     SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": the input shape is empty");
   }
   for (const auto d : spec.input_shape) {
@@ -221,6 +222,38 @@ std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_onl
   for (const auto& p : module.parameters(/*recurse=*/true))
     if (!trainable_only || p.requires_grad()) count += p.numel();
   return count;
+}
+
+Output ClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
+  std::string names;
+  for (const auto& [name, tensor] : inputs) {
+    if (name == "x") return forward(tensor, y);
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  SLIMTRAIN_THROW(ConfigError, "model ", spec_.model_option(),
+                  " reads one input named x; this file's inputs are ", names,
+                  " (train a TorchScript model whose forward takes them by name)");
+}
+
+std::string ClassifierImpl::input_mismatch(const std::vector<std::string>& required,
+                                           const std::vector<std::string>& available) const {
+  const std::vector<std::string> takes = input_names();
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  const std::string lists =
+      "forward takes (" + join(takes) + "); the batches hold (" + join(available) + ")";
+  for (const std::string& name : takes)
+    if (!has(available, name)) return "forward's argument '" + name + "' is not an input: " + lists;
+  for (const std::string& name : required)
+    if (!has(takes, name))
+      return "the file's input '" + name + "' is not an argument of forward: " + lists;
+  return "";
 }
 
 }  // namespace slimtrain::model

@@ -1,5 +1,6 @@
 #include "slimtrain/model/torchscript.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <sstream>
@@ -65,12 +66,19 @@ TorchScriptClassifierImpl::TorchScriptClassifierImpl(const ModelSpec& spec)
   if (!forward)
     SLIMTRAIN_THROW(ConfigError, "--model torchscript:", spec.script_path,
                     ": the module has no forward method");
-  // The schema's arguments are self, x and optionally the labels.
-  const std::size_t args = forward->function().getSchema().arguments().size();
-  if (args != 2 && args != 3)
-    SLIMTRAIN_THROW(ConfigError, "--model torchscript:", spec.script_path, ": forward takes ",
-                    args - 1, " arguments; slimtrain calls forward(x) or forward(x, labels)");
-  takes_labels_ = args == 3;
+  // The schema's arguments are self, the inputs and optionally the labels: the last argument
+  // when named so, or the second of forward(x, ...), as before inputs had names.
+  const auto& arguments = forward->function().getSchema().arguments();
+  if (arguments.size() < 2)
+    SLIMTRAIN_THROW(ConfigError, "--model torchscript:", spec.script_path,
+                    ": forward takes no argument; slimtrain calls forward(x) or forward(x, labels)"
+                    ", or forward(<input names>[, labels]) for named inputs");
+  static const std::unordered_set<std::string> label_names = {"labels", "label", "y", "target",
+                                                              "targets"};
+  takes_labels_ = label_names.count(arguments.back().name()) > 0 ||
+                  (arguments.size() == 3 && arguments[1].name() == "x");
+  for (std::size_t i = 1; i + (takes_labels_ ? 1 : 0) < arguments.size(); ++i)
+    inputs_.push_back(arguments[i].name());
   // A tied tensor (shared embeddings, an encoder and decoder with one weight) is listed under
   // each of its names; it is mirrored once, under the first, so it is counted, reduced and
   // updated once, as PyTorch's named_parameters() does.
@@ -125,20 +133,50 @@ Output TorchScriptClassifierImpl::forward(const torch::Tensor& x, const torch::T
 
 Output TorchScriptClassifierImpl::call(const torch::Tensor& x, const torch::Tensor& y,
                                        bool record) {
+  if (inputs_.size() != 1)
+    SLIMTRAIN_THROW(ConfigError, "model torchscript:", spec().script_path, ": forward takes ",
+                    inputs_.size(), " inputs by name; a file of layout 1 has one, x");
+  return call({x}, x.size(0), y, record, "of shape " + format_shape(x.sizes()));
+}
+
+Output TorchScriptClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
+  return call_named(inputs, y, dropped_.empty());
+}
+
+Output TorchScriptClassifierImpl::call_named(const NamedInputs& inputs, const torch::Tensor& y,
+                                             bool record) {
+  std::vector<c10::IValue> args;
+  std::string shapes;
+  std::int64_t batch = y.defined() ? y.size(0) : -1;
+  for (const std::string& name : inputs_) {
+    const auto it = std::find_if(inputs.begin(), inputs.end(),
+                                 [&](const auto& named) { return named.first == name; });
+    if (it == inputs.end())
+      SLIMTRAIN_THROW(DataError, "model torchscript:", spec().script_path, ": forward's input '",
+                      name, "' is not in the batch");
+    args.emplace_back(it->second);
+    shapes += (shapes.empty() ? "" : ", ") + name + " " + format_shape(it->second.sizes());
+    if (batch < 0) batch = it->second.size(0);
+  }
+  return call(std::move(args), batch, y, record, "of " + shapes);
+}
+
+Output TorchScriptClassifierImpl::call(std::vector<c10::IValue> inputs, std::int64_t batch,
+                                       const torch::Tensor& y, bool record,
+                                       const std::string& shapes) {
   const ModelSpec& s = spec();
   const std::string who = "model torchscript:" + s.script_path;
-  std::vector<c10::IValue> inputs{x};
   const bool labels_passed = takes_labels_ && y.defined();
   if (takes_labels_) inputs.emplace_back(labels_passed ? c10::IValue(y) : c10::IValue());
   c10::IValue out;
   try {
     out = script_.forward(std::move(inputs));
   } catch (const c10::Error& e) {
-    SLIMTRAIN_THROW(DataError, who, ": forward failed on a batch of shape ",
-                    format_shape(x.sizes()), ": ", essence(e.what_without_backtrace()));
+    SLIMTRAIN_THROW(DataError, who, ": forward failed on a batch ", shapes, ": ",
+                    essence(e.what_without_backtrace()));
   } catch (const std::exception& e) {  // the interpreter's JITException
-    SLIMTRAIN_THROW(DataError, who, ": forward failed on a batch of shape ",
-                    format_shape(x.sizes()), ": ", essence(e.what()));
+    SLIMTRAIN_THROW(DataError, who, ": forward failed on a batch ", shapes, ": ",
+                    essence(e.what()));
   }
 
   // Everything forward returned, then which of it is the logits and which the loss.
@@ -191,7 +229,6 @@ Output TorchScriptClassifierImpl::call(const torch::Tensor& x, const torch::Tens
                     " is not a tensor, so it cannot be the logits (--logits-output picks another)");
 
   torch::Tensor logits = outputs[static_cast<std::size_t>(logits_at)].value.toTensor();
-  const std::int64_t batch = x.size(0);
   if (logits.dim() != 2 || logits.size(0) != batch || logits.size(1) != s.num_classes)
     SLIMTRAIN_THROW(DataError, who, ": logits (output ",
                     outputs[static_cast<std::size_t>(logits_at)].name, ") of shape ",
@@ -279,22 +316,29 @@ void TorchScriptClassifierImpl::probe(std::int64_t batch_size, const torch::Devi
   for (const auto& b : buffers()) saved.push_back(b.detach().clone());
   const bool was_training = is_training();
 
+  // Layout 2: the session's batch of zeros of every input; else x of the input shape.
+  NamedInputs named;
+  for (const auto& [name, tensor] : probe_inputs()) named.emplace_back(name, tensor.to(device));
+  const std::int64_t rows = named.empty() ? batch_size : named.front().second.size(0);
   std::vector<std::int64_t> shape{batch_size};
   shape.insert(shape.end(), spec().input_shape.begin(), spec().input_shape.end());
-  const torch::Tensor x = torch::zeros(shape, torch::TensorOptions().device(device));
-  const torch::Tensor y =
-      torch::zeros({batch_size}, torch::TensorOptions(torch::kLong).device(device));
+  const torch::Tensor x =
+      named.empty() ? torch::zeros(shape, torch::TensorOptions().device(device)) : torch::Tensor();
+  const torch::Tensor y = torch::zeros({rows}, torch::TensorOptions(torch::kLong).device(device));
+  auto run = [&](bool record) {
+    return named.empty() ? call(x, y, record) : call_named(named, y, record);
+  };
   // A few iterations: LibTorch's profiling executor optimises the graph after the first runs.
   train(true);
   for (int i = 0; i < 3; ++i) {
-    Output out = call(x, y, i == 0);
+    Output out = run(i == 0);
     if (out.loss.requires_grad()) out.loss.backward();
   }
   const std::vector<std::string> dropped = dropped_;
   {
     torch::NoGradGuard no_grad;
     train(false);
-    for (int i = 0; i < 3; ++i) call(x, y, false);
+    for (int i = 0; i < 3; ++i) run(false);
   }
   train(was_training);
   for (auto& p : parameters()) p.mutable_grad().reset();

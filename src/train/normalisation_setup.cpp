@@ -7,7 +7,7 @@ namespace slimtrain::train {
 
 void share_normalisation(data::DatasetInfo& info, comm::ControlPlane& control,
                          const comm::OpOptions& options) {
-  if (!info.mean.empty()) return;
+  if (!info.mean.empty() || info.named()) return;  // named inputs: their own attributes
   const std::string bytes = comm::decide_on_root(
       control, 0,
       [&] {

@@ -108,6 +108,7 @@ void bind_devices(Session& s) {
 void read_data_layout(Session& s) {
   const TrainConfig& cfg = s.cfg;
   s.info = data::read_dataset_info(cfg.data);
+  s.info.max_length = cfg.max_length;
   if (!s.info.has_split("train"))
     SLIMTRAIN_THROW(DataError, cfg.data, ": no /train split to train on");
   choose_eval_splits(s);
@@ -118,11 +119,55 @@ void read_data_layout(Session& s) {
   share_normalisation(s.info, *s.control, io);
 }
 
+// Layout 2: a batch of zeros of every input (a ragged one 8 long, its mask all ones), for probe().
+model::NamedInputs probe_inputs(const data::DatasetInfo& info, std::int64_t batch) {
+  model::NamedInputs out;
+  for (const data::InputInfo& in : info.inputs) {
+    const auto type = in.integer() ? torch::kInt64 : torch::kFloat32;
+    if (in.ragged) {
+      out.emplace_back(in.name, torch::full({batch, 8}, in.integer() ? in.pad_id : 0,
+                                            torch::TensorOptions(type)));
+      out.emplace_back(data::mask_name(in.name), torch::ones({batch, 8}, torch::kInt64));
+      continue;
+    }
+    std::vector<std::int64_t> shape{batch};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    out.emplace_back(in.name, torch::zeros(shape, torch::TensorOptions(type)));
+  }
+  return out;
+}
+
+// Layout 2: the model takes the file's inputs by name, each of them, before anything trains.
+void match_inputs(Session& s) {
+  const data::DatasetInfo& info = s.info;
+  if (!info.named()) {
+    if (s.cfg.max_length > 0)
+      SLIMTRAIN_THROW(ConfigError, "--max-length: ", info.path,
+                      " has one input of fixed shape (layout 1): nothing to cut");
+    return;
+  }
+  std::vector<std::string> required = info.input_names(), available;
+  for (const data::InputInfo& in : info.inputs) {
+    available.push_back(in.name);
+    if (in.ragged) available.push_back(data::mask_name(in.name));
+  }
+  const std::string mismatch = s.model->input_mismatch(required, available);
+  if (!mismatch.empty())
+    SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(), ": ", mismatch);
+  s.model->set_probe_inputs(probe_inputs(info, s.cfg.batch_size));
+}
+
 void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
+  if (s.info.named() && model::parse_model_option(cfg.model).name != "torchscript")
+    SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
+                    data::describe_inputs(s.info.inputs),
+                    "), and built-in models read one input x; give a TorchScript model "
+                    "(--model torchscript:FILE.pt) whose forward takes them by name");
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(model_spec(cfg, s.info));
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
+  match_inputs(s);
   if (s.device.kind == "cuda")
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
   s.model->to(s.torch_device);
@@ -178,6 +223,7 @@ void make_optimizer_and_loader(Session& s) {
   lo.mode = cfg.data_mode;
   lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
   lo.augment = augment_options(cfg);
+  lo.group_by_length = cfg.group_by_length;
   s.loader = std::make_unique<data::TrainLoader>(s.info, "train", s.rt.rank(), s.rt.size(), lo);
   if (s.loader->steps_per_epoch() == 0)
     SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", s.rt.size(),

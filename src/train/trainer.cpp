@@ -12,6 +12,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/layout_probe.hpp"
+#include "slimtrain/eval/shard_pass.hpp"
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -110,7 +111,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     model::Output out;
     {
       AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
-      out = s.model->forward(b.x.to(s.torch_device), b.y.to(s.torch_device));
+      out = eval::forward_batch(*s.model, b, s.torch_device);
     }
     if (poison_loss && micro == 0) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
     timer_.enter(kBackward, step);

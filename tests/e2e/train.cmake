@@ -52,3 +52,7 @@ slimtrain_add_e2e(NAME e2e_shard COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard.sh
 # only at --max-failed-checkpoints failures in a row or when the final checkpoint cannot land.
 slimtrain_add_e2e(NAME e2e_disk_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/disk_full.sh
                   TIMEOUT 240 LABELS train)
+# Layout 2, the seeds' shape: images and ragged token ids by name into a TorchScript model at np
+# 1, 2, 3; --group-by-length resumes bit-identically; malformed files and mismatched models exit 2.
+slimtrain_add_e2e(NAME e2e_named_inputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/named_inputs.sh
+                  TIMEOUT 360 LABELS train)

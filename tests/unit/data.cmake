@@ -9,3 +9,9 @@ slimtrain_add_gtest(NAME unit_data_interop TIER unit TIMEOUT 60
   LIBS slimtrain_data)
 slimtrain_use_torch(unit_data_interop)
 target_compile_definitions(unit_data_interop PRIVATE SLIMTRAIN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# Layout 2 (named, ragged inputs) through the loaders, on a file tests/e2e/named_inputs.py writes.
+slimtrain_add_gtest(NAME unit_named_inputs TIER unit TIMEOUT 120
+  SOURCES test_named_split.cpp
+  LIBS slimtrain_data)
+slimtrain_use_torch(unit_named_inputs)
+target_compile_definitions(unit_named_inputs PRIVATE SLIMTRAIN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -1,18 +1,22 @@
 #pragma once
 /**
- * @brief The description of a slimtrain HDF5 file (layout version 1, see data/README.md), read
- * and checked once; the loaders, the trainer and `slimtrain inspect` share it.
+ * @brief The description of a slimtrain HDF5 file (layout version 1: one input /SPLIT/x; version
+ * 2: named inputs, see named_inputs.hpp and data/README.md), read and checked once; the loaders,
+ * the trainer and `slimtrain inspect` share it.
  */
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "slimtrain/data/named_inputs.hpp"
 #include "slimtrain/data/record_source.hpp"
 
 namespace slimtrain::data {
 
 inline constexpr const char* kFormatName = "slimtrain";
 inline constexpr std::int64_t kFormatVersion = 1;
+/** @brief Named inputs, fixed or ragged (named_inputs.hpp). */
+inline constexpr std::int64_t kNamedInputsVersion = 2;
 /**
  * @brief The most classes a file may declare: a num_classes of 2^40 without class_names (found by
  * fuzz_hdf5) otherwise spent minutes and all memory naming them "0", "1", ...
@@ -31,6 +35,14 @@ struct SplitInfo {
 
 struct DatasetInfo {
   std::string path;
+  std::int64_t version = kFormatVersion;
+  /** @brief Version 2: the inputs of a sample (the same in every split); empty in version 1. */
+  std::vector<InputInfo> inputs;
+  bool named() const { return version == kNamedInputsVersion; }
+  /** @brief --max-length: the run cuts ragged inputs to this many elements (0: never). */
+  std::int64_t max_length = 0;
+  /** @brief The inputs' names; {"x"} for version 1. */
+  std::vector<std::string> input_names() const;
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
   /** @brief Per-sample shape as stored, e.g. {28, 28} or {3, 32, 32} or {D}. */

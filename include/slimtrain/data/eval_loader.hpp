@@ -9,6 +9,7 @@
 #include <string>
 
 #include "slimtrain/data/batch.hpp"
+#include "slimtrain/data/named_split.hpp"
 #include "slimtrain/data/shard.hpp"
 #include "slimtrain/data/split_reader.hpp"
 
@@ -32,7 +33,8 @@ class EvalLoader {
 
  private:
   DatasetInfo info_;
-  std::unique_ptr<SplitReader> reader_;
+  std::unique_ptr<SplitReader> reader_;  // layout 1
+  std::unique_ptr<NamedSplit> named_;    // layout 2: the split in memory
   Range share_{0, 0};
   std::int64_t global_ = 0, batch_size_ = 0, position_ = 0;
   std::vector<std::int64_t> x_shape_;

@@ -18,4 +18,11 @@ std::vector<std::int64_t> label_histogram(const DatasetInfo& info, const std::st
  */
 void inspect_dataset(const std::string& path, bool validate, std::ostream& out);
 
+/**
+ * @brief The part of inspect_dataset for a layout-2 file: each input's dtype and shape, or its
+ * length histogram (min, median, p99, max); with `validate`, offsets (from 0, never decreasing,
+ * ending at the values' length) and token ids against vocab_size, DataError naming the row.
+ */
+void inspect_named(const DatasetInfo& info, bool validate, std::ostream& out);
+
 }  // namespace slimtrain::data

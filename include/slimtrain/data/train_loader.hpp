@@ -25,6 +25,7 @@
 #include "slimtrain/data/augment.hpp"
 #include "slimtrain/data/batch.hpp"
 #include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/named_split.hpp"
 #include "slimtrain/data/split_reader.hpp"
 
 namespace slimtrain::data {
@@ -40,7 +41,16 @@ struct LoaderOptions {
   int shuffle_blocks = 8;
   /** @brief Off by default; applied on the prefetch thread. */
   AugmentOptions augment;
+  /**
+   * @brief Layout 2 with a ragged input: each epoch's rows sorted by length within windows of
+   * kGroupWindowBatches batches, those batches in an order drawn from (seed, epoch): little
+   * padding, and the same order on a resume (HuggingFace's group_by_length).
+   */
+  bool group_by_length = false;
 };
+
+/** @brief Batches per window of --group-by-length. */
+inline constexpr std::int64_t kGroupWindowBatches = 64;
 
 class TrainLoader {
  public:
@@ -63,10 +73,13 @@ class TrainLoader {
   bool next(Batch& out);
   /** @brief Bytes of samples and labels held for the whole run (memory mode; 0 streaming). */
   std::size_t resident_bytes() const {
+    if (named_) return named_->bytes();
     return all_x_ ? static_cast<std::size_t>(n_) * reader_->sample_bytes() +
                         all_y_.size() * sizeof(std::int64_t)
                   : 0;
   }
+  /** @brief Layout 2: the split in memory (null for layout 1). */
+  const NamedSplit* named() const { return named_.get(); }
   /** @brief "memory" or "stream", as chosen. */
   const std::string& mode() const { return mode_; }
   const DatasetInfo& info() const { return info_; }
@@ -79,6 +92,10 @@ class TrainLoader {
     std::int64_t begin, count;
   };
   std::vector<Segment> stream_segments(std::int64_t epoch) const;
+  /** @brief --group-by-length: `rows` regrouped by length (see LoaderOptions). */
+  std::vector<std::int64_t> grouped(std::vector<std::int64_t> rows, std::int64_t epoch) const;
+  /** @brief Layout 2: checks the options and reads the split. */
+  void open_named(const std::string& split);
   void stop_prefetch();
   void produce(std::int64_t epoch, std::int64_t start);
   void produce_from_memory(std::int64_t epoch, std::int64_t start);
@@ -93,7 +110,8 @@ class TrainLoader {
   int rank_, world_size_;
   LoaderOptions options_;
   std::string mode_;
-  std::unique_ptr<SplitReader> reader_;
+  std::unique_ptr<SplitReader> reader_;  // layout 1
+  std::unique_ptr<NamedSplit> named_;    // layout 2: always in memory
   std::unique_ptr<Augmenter> augmenter_;
   std::int64_t n_ = 0, per_rank_ = 0, steps_ = 0;
   std::vector<std::int64_t> x_shape_;

@@ -3,11 +3,16 @@
 #include <cstdint>
 #include <string>
 
+#include "slimtrain/data/batch.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/eval/metrics.hpp"
 #include "slimtrain/model/classifier.hpp"
 
 namespace slimtrain::eval {
+
+/** @brief `model` on `batch` moved to `device`: x (layout 1), or the named inputs (layout 2). */
+model::Output forward_batch(model::ClassifierImpl& model, const data::Batch& batch,
+                            const torch::Device& device);
 
 /**
  * @brief Runs `model` in eval mode without gradients over this rank's share of `split`

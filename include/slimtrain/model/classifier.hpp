@@ -67,11 +67,30 @@ struct Output {
       loss;  ///< scalar mean cross-entropy (with label smoothing); undefined without labels
 };
 
+/** @brief A batch's inputs by name (layout 2): data::NamedTensors, seen from here. */
+using NamedInputs = std::vector<std::pair<std::string, torch::Tensor>>;
+
 /** @brief Base of every classifier. */
 class ClassifierImpl : public torch::nn::Module {
  public:
   /** @brief x: [B, ...input_shape] float; y: [B] int64 or undefined. */
   virtual Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) = 0;
+  /**
+   * @brief The inputs of a batch of named inputs (layout 2), matched to forward's arguments by
+   * name. Built-in models read the one named "x"; DataError when there is none.
+   */
+  virtual Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {});
+  /** @brief The inputs forward takes by name: {"x"} for built-in models. */
+  virtual std::vector<std::string> input_names() const { return {"x"}; }
+  /**
+   * @brief Layout 2: "" when forward's arguments are all among `available` (the file's inputs and
+   * the masks the batcher adds) and every one of `required` (the file's inputs) is an argument;
+   * else the difference, naming both lists.
+   */
+  std::string input_mismatch(const std::vector<std::string>& required,
+                             const std::vector<std::string>& available) const;
+  /** @brief Layout 2: probe() runs on these (one batch of each input, zeros) instead of x. */
+  void set_probe_inputs(NamedInputs inputs) { probe_inputs_ = std::move(inputs); }
   /** @brief Explicit pre-head features [B, F], for `export --embeddings` only. */
   virtual torch::Tensor embed(const torch::Tensor& x) = 0;
   /** @brief Width F of embed()'s output. */
@@ -122,12 +141,14 @@ class ClassifierImpl : public torch::nn::Module {
   Output make_output(torch::Tensor logits, const torch::Tensor& y) const;
   /** @brief spec_ with the fields a loaded model learns (a script's signature). */
   ModelSpec& mutable_spec() { return spec_; }
+  const NamedInputs& probe_inputs() const { return probe_inputs_; }
   /** @brief x as [B, C, H, W] for image models (accepts [B,H,W] when C == 1); DataError otherwise.
    */
   torch::Tensor as_images(const torch::Tensor& x) const;
 
  private:
   ModelSpec spec_;
+  NamedInputs probe_inputs_;
   bool channels_last_ = false;
 };
 

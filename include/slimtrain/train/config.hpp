@@ -55,6 +55,10 @@ struct TrainConfig {
   bool augment_flip = false;
   double augment_rotate_deg = 0.0;
   double augment_erase = 0.0;
+  /** @brief Layout 2: ragged inputs cut to this many elements (0: never). */
+  std::int64_t max_length = 0;
+  /** @brief Layout 2: batches of similar lengths (data::LoaderOptions::group_by_length). */
+  bool group_by_length = false;
 
   std::size_t bucket_bytes = 4u << 20;
   std::size_t chunk_bytes = 0;   ///< 0: 4 MiB or 1 MiB, whichever all-reduces faster (session.cpp)

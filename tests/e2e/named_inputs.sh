@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Layout version 2, the seeds' shape: a file (written with h5py) of images and token sequences of
+# any length, and a TorchScript model whose forward(pixel_values, input_ids, attention_mask)
+# returns a dict with logits and hidden_states. It trains at np 1, 2 and 3, every evaluation
+# sample counted once and only statistics sent; hidden_states is dropped at the slim boundary and
+# named; --group-by-length resumes bit-identically after kill -9; inspect shows each input and
+# --validate finds malformed offsets and token ids out of the vocabulary; a model that does not
+# take the file's inputs, a built-in model and the stream mode exit 2 naming both sides.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+. "$(dirname "$0")/resume_lib.sh"
+"$PY" -c "import torch, h5py, numpy" 2>/dev/null || { echo "skipped: $PY lacks torch, h5py or numpy"; exit 77; }
+work=$(mktemp -d)
+job=
+trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
+"$PY" "$(dirname "$0")/named_inputs.py" "$work" || exit 1
+D=$work/mm.h5
+base=(--batch-size 8 --threads 1 --log-every 10 --optimizer adamw --lr 0.01 --schedule constant
+  --seed 3 --eval-every 0)
+recipe=(--data "$D" --model "torchscript:$work/mm.pt" "${base[@]}")
+np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
+
+check "inspect shows each input" expect_rc 0 "$S" inspect --validate "$D"
+check "  | layout version 2" contains "layout version 2"
+check "  | the image input" contains "pixel_values: uint8 \[120, 3, 8, 8\]"
+check "  | the sequences' lengths" contains "input_ids: int64 ragged, .* values; lengths min 1, median .*, max 40; pad_id 0, vocab_size 50; batched with attention_mask"
+check "  | valid" contains "conforms to layout version 2"
+check "--validate finds offsets that decrease" expect_rc 2 "$S" inspect --validate "$work/bad-offsets.h5"
+check "  naming file, dataset and row" contains "bad-offsets.h5: /train/inputs/input_ids/offsets row 5"
+check "--validate finds a token id outside the vocabulary" expect_rc 2 "$S" inspect --validate "$work/bad-ids.h5"
+check "  naming file, dataset, row and id" contains "bad-ids.h5: /train/inputs/input_ids/values row 7: token id 60 is outside \[0, 50)"
+
+for n in 1 2 3; do
+  check "np $n: the multimodal model trains" expect_rc 0 np "$n" "$S" train "${recipe[@]}" \
+    --epochs 3 --out "$work/np$n"
+  check "  every test sample counted once" json_is "$(events "$work/np$n" done)" \
+    'e["final"]["count"] == 37'
+  check "  and it learned (accuracy above chance)" json_is "$(events "$work/np$n" done)" \
+    'e["final"]["accuracy"] > 0.4'
+done
+check "  hidden_states dropped at the slim boundary and named" contains "beside the logits: 'hidden_states' float32 \[8,24\]"
+check "  the evaluation sent only its statistics (2 + 4^2 words)" json_is "$(events "$work/np3" eval)" \
+  'e["bytes_sent"] <= (2 + 16) * 8'
+check "slimtrain eval reads the checkpoint and the file" expect_rc 0 "$S" eval --checkpoint "$work/np2" --data "$D" --split test
+check "  all 37" contains "37"
+
+# --group-by-length: kill -9 after the step-20 checkpoint, --resume auto, weights as uninterrupted.
+grouped=("${recipe[@]}" --group-by-length true --max-steps 40 --checkpoint-every 20)
+check "--group-by-length at np 2, 40 steps" expect_rc 0 np 2 "$S" train "${grouped[@]}" --out "$work/grouped"
+SLIMTRAIN_INJECT="rank=1,phase=train,step=25,action=hang" start_job "$work/kill.log" \
+  --oversubscribe -np 2 "$S" train "${grouped[@]}" --out "$work/resumed"
+wait_until 60 grep -qs "fault injection" "$work/kill.log" && wait_until 30 latest_is "$work/resumed" 20
+reached=$?
+kill_job
+job=
+check "kill -9 after the step-20 checkpoint" test "$reached" -eq 0
+check "  resumed" expect_rc 0 np 2 "$S" train "${grouped[@]}" --out "$work/resumed"
+check "  from step 20" contains "resumed from .*step-00000020 at step 20"
+check "  weights bit-identical to the uninterrupted run" same_weights "$work/grouped" "$work/resumed" 40
+check "--max-length 16 cuts the sequences" expect_rc 0 "$S" train "${recipe[@]}" --max-steps 5 \
+  --max-length 16 --out "$work/cut"
+
+check "a token id outside the vocabulary exits 2" expect_rc 2 "$S" train --model "torchscript:$work/mm.pt" "${base[@]}" --data "$work/bad-ids.h5" \
+  --max-steps 2 --out "$work/x"
+check "  naming file, dataset, row and id" contains "bad-ids.h5: /train/inputs/input_ids/values row 7: token id 60"
+check "offsets that decrease exit 2" expect_rc 2 "$S" train --model "torchscript:$work/mm.pt" "${base[@]}" --data "$work/bad-offsets.h5" \
+  --max-steps 2 --out "$work/x"
+check "  naming file, dataset and row" contains "bad-offsets.h5: /train/inputs/input_ids/offsets row 5"
+check "forward taking an input the file lacks exits 2" expect_rc 2 "$S" train --data "$D" "${base[@]}" \
+  --model "torchscript:$work/extra.pt" --max-steps 2 --out "$work/x"
+check "  naming both lists" contains "forward's argument 'token_type_ids' is not an input: forward takes (pixel_values, input_ids, attention_mask, token_type_ids); the batches hold (input_ids, attention_mask, pixel_values)"
+check "forward leaving one of the file's inputs unused exits 2" expect_rc 2 "$S" train --data "$D" "${base[@]}" \
+  --model "torchscript:$work/text.pt" --max-steps 2 --out "$work/x"
+check "  naming it" contains "the file's input 'pixel_values' is not an argument of forward"
+check "a built-in model on named inputs exits 2" expect_rc 2 "$S" train --data "$D" "${base[@]}" --model mlp \
+  --max-steps 2 --out "$work/x"
+check "  saying why" contains "built-in models read one input x"
+check "--data-mode stream exits 2" expect_rc 2 "$S" train "${recipe[@]}" --data-mode stream --max-steps 2 --out "$work/x"
+check "  naming the option" contains "--data-mode stream"
+check "  and no run directory was left" test ! -e "$work/x"
+finish
