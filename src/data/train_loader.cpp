@@ -105,11 +105,15 @@ std::vector<std::int64_t> TrainLoader::grouped(std::vector<std::int64_t> rows,
   out.reserve(rows.size());
   for (std::int64_t a = 0, w = 0; a < n; a += window, ++w) {
     const std::int64_t len = std::min(window, n - a);
-    std::vector<std::int64_t> part(rows.begin() + a, rows.begin() + a + len);
     // Longest first within the window; the shuffled order decides ties, so the sort is stable.
-    std::stable_sort(part.begin(), part.end(), [this](std::int64_t x, std::int64_t y) {
-      return named_->length(x) > named_->length(y);
-    });
+    std::vector<std::pair<std::int64_t, std::int64_t>> keyed;  // (-length, row)
+    for (std::int64_t k = a; k < a + len; ++k)
+      keyed.emplace_back(-named_->length(rows[static_cast<std::size_t>(k)]),
+                         rows[static_cast<std::size_t>(k)]);
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::int64_t> part;
+    for (const auto& [negative_length, row] : keyed) part.push_back(row);
     const std::int64_t batches = (len + batch - 1) / batch;
     const std::vector<std::int64_t> order =
         window_permutation(batches, options_.seed ^ 0x67726f7570ull, epoch, rank_, w);  // "group"
