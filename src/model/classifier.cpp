@@ -10,6 +10,7 @@
 #include "slimtrain/model/cnn_bn.hpp"
 #include "slimtrain/model/cnn_small.hpp"
 #include "slimtrain/model/mlp.hpp"
+#include "slimtrain/model/text_models.hpp"
 #include "slimtrain/model/torchscript.hpp"
 #include "slimtrain/model/vit_tiny.hpp"
 
@@ -70,6 +71,10 @@ std::string ModelSpec::describe() const {
     out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
         << vit_heads;
   }
+  if (name == "text-bow" || name == "text-transformer")
+    out << " vocab " << vocab_size << " dim " << text_dim;
+  if (name == "text-bow" && text_bigrams > 0) out << " bigram-buckets " << text_bigrams;
+  if (name == "text-transformer") out << " depth " << text_depth << " heads " << text_heads;
   if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
   return out.str();
 }
@@ -79,8 +84,9 @@ std::string ModelSpec::describe() const {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelSpec, name, input_shape, num_classes,
                                                 mlp_widths, vit_patch, vit_dim, vit_depth,
                                                 vit_heads, cnn_width, cnn_layers, label_smoothing,
-                                                script_path, script_signature, logits_output,
-                                                model_loss, jit_optimize)
+                                                vocab_size, text_dim, text_bigrams, text_depth,
+                                                text_heads, script_path, script_signature,
+                                                logits_output, model_loss, jit_optimize)
 
 nlohmann::json ModelSpec::to_json() const {
   return nlohmann::json(*this);
@@ -110,6 +116,8 @@ std::string ModelSpec::fingerprint() const {
   if (name == "vit-tiny") {
     arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
   }
+  if (name == "text-bow") arch["text"] = {vocab_size, text_dim, text_bigrams};
+  if (name == "text-transformer") arch["text"] = {vocab_size, text_dim, text_depth, text_heads};
   if (name == "torchscript") arch["script"] = script_signature;  // not the path: files move
   const std::string text = arch.dump();
   char hex[17];
@@ -180,7 +188,9 @@ std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec) {
 }
 
 std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
-  if (spec.input_shape.empty() && spec.name != "torchscript") {  // named inputs have none
+  const bool named =
+      spec.name == "torchscript" || spec.name == "text-bow" || spec.name == "text-transformer";
+  if (spec.input_shape.empty() && !named) {  // named inputs have none
     SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": the input shape is empty");
   }
   for (const auto d : spec.input_shape) {
@@ -200,9 +210,12 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   if (spec.name == "cnn-small") return std::make_shared<CnnSmallImpl>(spec);
   if (spec.name == "cnn-bn") return std::make_shared<CnnBnImpl>(spec);
   if (spec.name == "vit-tiny") return std::make_shared<VitTinyImpl>(spec);
+  if (spec.name == "text-bow") return std::make_shared<TextBowImpl>(spec);
+  if (spec.name == "text-transformer") return std::make_shared<TextTransformerImpl>(spec);
   if (spec.name == "torchscript") return std::make_shared<TorchScriptClassifierImpl>(spec);
   SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
-                  "' (choose mlp, cnn-small, cnn-bn, vit-tiny or torchscript:PATH.pt)");
+                  "' (choose mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer or "
+                  "torchscript:PATH.pt)");
 }
 
 void ClassifierImpl::save_script(const std::string& path) {

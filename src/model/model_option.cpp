@@ -15,11 +15,13 @@ ModelChoice parse_model_option(const std::string& value, const std::string& opti
   for (const std::string& known : model_names())
     if (value == known) return {value, ""};
   SLIMTRAIN_THROW(ConfigError, option, ": '", value,
-                  "' is not one of mlp, cnn-small, cnn-bn, vit-tiny, torchscript:PATH.pt");
+                  "' is not one of mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer, "
+                  "torchscript:PATH.pt");
 }
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"mlp", "cnn-small", "cnn-bn", "vit-tiny"};
+  static const std::vector<std::string> names{"mlp",      "cnn-small", "cnn-bn",
+                                              "vit-tiny", "text-bow",  "text-transformer"};
   return names;
 }
 

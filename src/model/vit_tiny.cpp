@@ -1,6 +1,7 @@
 #include "slimtrain/model/vit_tiny.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "slimtrain/core/error.hpp"
 
@@ -11,13 +12,16 @@ SelfAttentionImpl::SelfAttentionImpl(std::int64_t dim, std::int64_t heads) : hea
   proj_ = register_module("proj", torch::nn::Linear(dim, dim));
 }
 
-torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x) {
+torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& padding) {
   const auto b = x.size(0), t = x.size(1), d = x.size(2);
   const auto head_dim = d / heads_;
   // [B, T, 3, heads, hd] -> [3, B, heads, T, hd]
   const auto qkv = qkv_->forward(x).reshape({b, t, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
   const auto q = qkv[0], k = qkv[1], v = qkv[2];
-  const auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
+  if (padding.defined())
+    scores =
+        scores.masked_fill(padding.view({b, 1, 1, t}), -std::numeric_limits<float>::infinity());
   const auto mixed = torch::matmul(torch::softmax(scores, -1), v);
   return proj_->forward(mixed.transpose(1, 2).reshape({b, t, d}));
 }
@@ -31,8 +35,8 @@ EncoderBlockImpl::EncoderBlockImpl(std::int64_t dim, std::int64_t heads) {
   fc2_ = register_module("fc2", torch::nn::Linear(4 * dim, dim));
 }
 
-torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
-  auto h = x + attn_->forward(norm1_->forward(x));
+torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& padding) {
+  auto h = x + attn_->forward(norm1_->forward(x), padding);
   return h + fc2_->forward(torch::gelu(fc1_->forward(norm2_->forward(h))));
 }
 

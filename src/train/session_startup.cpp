@@ -33,6 +33,12 @@ model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info)
   spec.cnn_width = c.cnn_width;
   spec.cnn_layers = c.cnn_layers;
   spec.label_smoothing = c.label_smoothing;
+  spec.text_dim = c.text_dim;
+  spec.text_bigrams = c.text_bigrams;
+  spec.text_depth = c.text_depth;
+  spec.text_heads = c.text_heads;
+  for (const data::InputInfo& in : info.inputs)
+    if (in.name == "input_ids") spec.vocab_size = in.vocab_size;
   return spec;
 }
 
@@ -159,11 +165,19 @@ void match_inputs(Session& s) {
 
 void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
-  if (s.info.named() && model::parse_model_option(cfg.model).name != "torchscript")
+  const std::string name = model::parse_model_option(cfg.model).name;
+  const bool text = name == "text-bow" || name == "text-transformer";
+  if (s.info.named() && name != "torchscript" && !text)
     SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
                     data::describe_inputs(s.info.inputs),
-                    "), and built-in models read one input x; give a TorchScript model "
-                    "(--model torchscript:FILE.pt) whose forward takes them by name");
+                    "), and built-in image and feature models read one input x; give a "
+                    "TorchScript model (--model torchscript:FILE.pt) whose forward takes them by "
+                    "name, or text-bow or text-transformer for token sequences");
+  if (!s.info.named() && text)
+    SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model,
+                    ": reads token sequences (input_ids) of "
+                    "a layout-2 file; ",
+                    s.info.path, " has one input x (layout 1)");
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(model_spec(cfg, s.info));
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)

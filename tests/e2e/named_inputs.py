@@ -8,6 +8,8 @@ python3 named_inputs.py DIR writes into DIR:
                  bit 0 of the label brightens the image, bit 1 puts token 7 in the sequence
   bad-offsets.h5 mm.h5 with train offsets that decrease at row 5
   bad-ids.h5     mm.h5 with token id 60 (vocab_size 50) in train row 7
+  text.h5        input_ids alone (vocab_size 200), 4 classes: the class's marker token (1-4)
+                 appears in the sequence, among random others
   mm.pt          forward(pixel_values, input_ids, attention_mask) -> {"logits", "hidden_states"}
   extra.pt       forward(pixel_values, input_ids, attention_mask, token_type_ids): one input more
   text.pt        forward(input_ids, attention_mask): leaves pixel_values unused
@@ -98,6 +100,22 @@ def main():
     with h5py.File(f"{d}/bad-ids.h5", "r+") as f:
         o = f["train/inputs/input_ids/offsets"][()]
         f["train/inputs/input_ids/values"][o[7]] = 60
+    with h5py.File(f"{d}/text.h5", "w") as f:
+        f.attrs["format"] = "slimtrain"
+        f.attrs["format_version"] = 2
+        f.attrs["num_classes"] = 4
+        for split, n in (("train", 400), ("test", 101)):
+            labels = rng.integers(0, 4, n)
+            sequences = []
+            for y in labels:
+                s = rng.integers(5, 200, rng.integers(3, 60))
+                s[rng.integers(0, len(s))] = y + 1
+                sequences.append(s)
+            ids = f.create_group(f"{split}/inputs/input_ids")
+            ids.create_dataset("values", data=np.concatenate(sequences).astype(np.int64))
+            ids.create_dataset("offsets", data=np.cumsum([0] + [len(s) for s in sequences]).astype(np.int64))
+            ids.attrs["vocab_size"] = 200
+            f[split].create_dataset("y", data=labels.astype(np.int64))
     torch.manual_seed(0)
     torch.jit.script(Multimodal()).save(f"{d}/mm.pt")
     torch.jit.script(Extra()).save(f"{d}/extra.pt")

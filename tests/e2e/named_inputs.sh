@@ -15,6 +15,7 @@ job=
 trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
 "$PY" "$(dirname "$0")/named_inputs.py" "$work" || exit 1
 D=$work/mm.h5
+train_data "$work" && mv "$work/data.h5" "$work/v1.h5" || exit 1
 base=(--batch-size 8 --threads 1 --log-every 10 --optimizer adamw --lr 0.01 --schedule constant
   --seed 3 --eval-every 0)
 recipe=(--data "$D" --model "torchscript:$work/mm.pt" "${base[@]}")
@@ -60,6 +61,21 @@ check "  weights bit-identical to the uninterrupted run" same_weights "$work/gro
 check "--max-length 16 cuts the sequences" expect_rc 0 "$S" train "${recipe[@]}" --max-steps 5 \
   --max-length 16 --out "$work/cut"
 
+# The built-in text classifiers on token sequences alone.
+text=(--data "$work/text.h5" --batch-size 16 --threads 1 --log-every 10 --optimizer adamw
+  --schedule constant --seed 3 --eval-every 0 --group-by-length true)
+check "text-bow (fastText's model) trains at np 2" expect_rc 0 np 2 "$S" train "${text[@]}" \
+  --lr 0.1 --epochs 6 --model text-bow --out "$work/bow"
+check "  it learned the marker tokens" json_is "$(events "$work/bow" done)" 'e["final"]["accuracy"] > 0.8'
+check "  with hashed bigrams too" expect_rc 0 np 2 "$S" train "${text[@]}" --lr 0.1 --epochs 1 \
+  --model text-bow --text-bigrams 1000 --out "$work/bigrams"
+check "  the start line names its vocabulary and buckets" contains "text-bow input \[\] classes 4 vocab 200 dim 64 bigram-buckets 1000"
+check "text-transformer trains at np 2" expect_rc 0 np 2 "$S" train "${text[@]}" --lr 0.01 \
+  --epochs 4 --model text-transformer --text-dim 32 --out "$work/transformer"
+check "  it learned too" json_is "$(events "$work/transformer" done)" 'e["final"]["accuracy"] > 0.6'
+check "text-bow on the multimodal file exits 2" expect_rc 2 "$S" train --data "$D" "${base[@]}" \
+  --model text-bow --max-steps 2 --out "$work/x"
+check "  naming the input it leaves unused" contains "the file's input 'pixel_values' is not an argument of forward"
 check "a token id outside the vocabulary exits 2" expect_rc 2 "$S" train --model "torchscript:$work/mm.pt" "${base[@]}" --data "$work/bad-ids.h5" \
   --max-steps 2 --out "$work/x"
 check "  naming file, dataset, row and id" contains "bad-ids.h5: /train/inputs/input_ids/values row 7: token id 60"
@@ -74,7 +90,10 @@ check "forward leaving one of the file's inputs unused exits 2" expect_rc 2 "$S"
 check "  naming it" contains "the file's input 'pixel_values' is not an argument of forward"
 check "a built-in model on named inputs exits 2" expect_rc 2 "$S" train --data "$D" "${base[@]}" --model mlp \
   --max-steps 2 --out "$work/x"
-check "  saying why" contains "built-in models read one input x"
+check "  saying why" contains "built-in image and feature models read one input x"
+check "text-bow on a file of one input x (layout 1) exits 2" expect_rc 2 "$S" train --data "$work/v1.h5" \
+  --model text-bow --max-steps 2 --out "$work/x"
+check "  saying why" contains "reads token sequences (input_ids) of a layout-2 file"
 check "--data-mode stream exits 2" expect_rc 2 "$S" train "${recipe[@]}" --data-mode stream --max-steps 2 --out "$work/x"
 check "  naming the option" contains "--data-mode stream"
 check "  and no run directory was left" test ! -e "$work/x"

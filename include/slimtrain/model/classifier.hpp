@@ -22,7 +22,8 @@ namespace slimtrain::model {
 
 /** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
 struct ModelSpec {
-  std::string name = "cnn-small";  ///< mlp | cnn-small | cnn-bn | vit-tiny | torchscript
+  std::string name = "cnn-small";  ///< mlp | cnn-small | cnn-bn | vit-tiny | text-bow |
+                                   ///< text-transformer | torchscript
   /// Sample shape from the data file: {C,H,W} or {H,W} (one channel) for images, {D} for features.
   std::vector<std::int64_t> input_shape;
   std::int64_t num_classes = 10;
@@ -31,6 +32,11 @@ struct ModelSpec {
   std::int64_t cnn_width = 16;  ///< cnn-bn: channels W, W, 2W, 2W, 4W
   std::int64_t cnn_layers = 5;  ///< cnn-bn: conv layers; those past 5 are 4W -> 4W at 1/4 size
   double label_smoothing = 0.0;
+  // text-bow and text-transformer (named inputs input_ids, attention_mask):
+  std::int64_t vocab_size = 0;    ///< from the file's input_ids (its vocab_size attribute)
+  std::int64_t text_dim = 64;     ///< embedding (and encoder) width
+  std::int64_t text_bigrams = 0;  ///< text-bow: hashed bigram buckets (0: unigrams only)
+  std::int64_t text_depth = 2, text_heads = 4;  ///< text-transformer's encoder
   // torchscript only:
   std::string script_path;       ///< the module file (--model torchscript:PATH)
   std::string script_signature;  ///< its parameters' and buffers' names, shapes, dtypes

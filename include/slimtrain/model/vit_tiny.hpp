@@ -14,7 +14,8 @@ namespace slimtrain::model {
 class SelfAttentionImpl : public torch::nn::Module {
  public:
   SelfAttentionImpl(std::int64_t dim, std::int64_t heads);
-  torch::Tensor forward(const torch::Tensor& x);
+  /** @brief `padding` [B, T] bool (true: a pad token, which no token attends to) or undefined. */
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& padding = {});
 
  private:
   std::int64_t heads_;
@@ -26,7 +27,7 @@ TORCH_MODULE(SelfAttention);
 class EncoderBlockImpl : public torch::nn::Module {
  public:
   EncoderBlockImpl(std::int64_t dim, std::int64_t heads);
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& padding = {});
 
  private:
   torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};

@@ -55,6 +55,7 @@ struct TrainConfig {
   bool augment_flip = false;
   double augment_rotate_deg = 0.0;
   double augment_erase = 0.0;
+  std::int64_t text_dim = 64, text_bigrams = 0, text_depth = 2, text_heads = 4;
   /** @brief Layout 2: ragged inputs cut to this many elements (0: never). */
   std::int64_t max_length = 0;
   /** @brief Layout 2: batches of similar lengths (data::LoaderOptions::group_by_length). */
