@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --shard optimizer|gradients (ZeRO-1, 2) end to end: at np 2 the weights after 200 steps are
-# bit-identical to --shard none's, at np 4 within 1e-6; checkpoints reshard on resume (np 4
+# bit-identical to --shard none's (with --grad-compression bf16 too), at np 4 within 1e-6;
+# checkpoints reshard on resume (np 4
 # gradients -> np 2 optimizer -> np 3 none -> np 1, the loss going on; a resharded resume at np 2
 # bit-identical to the uninterrupted run); kill -9 while the ranks write a sharded checkpoint
 # resumes from the one before; inspect shows which file holds which elements; export and eval
@@ -54,6 +55,15 @@ check "--clip-grad-norm from the shards, SGD with Nesterov momentum" expect_rc 0
 check "  and unsharded" expect_rc 0 np 2 "$S" train "${recipe[@]}" "${sgd[@]}" --max-steps 100 \
   --clip-grad-norm 0.05 --out "$work/clip-none"
 check "  within 1e-6 (the norm sums in another order)" within "$work/clip-none" "$work/clip-gradients" 100 1e-6
+
+# bf16 on the wire: the reduce-scatter sums two bf16 values and rounds once, as the all-reduce does.
+for mode in none gradients; do
+  check "np 2 --shard $mode --grad-compression bf16, 100 steps" expect_rc 0 np 2 "$S" train \
+    "${recipe[@]}" "${adamw[@]}" --max-steps 100 --grad-compression bf16 --shard "$mode" \
+    --out "$work/bf16-$mode"
+done
+check "  --shard gradients bit-identical to none under bf16 compression" same_weights \
+  "$work/bf16-none" "$work/bf16-gradients" 100
 
 for mode in none optimizer gradients; do
   check "np 4 --shard $mode, 200 steps" expect_rc 0 np 4 "$S" train "${recipe[@]}" "${adamw[@]}" \
