@@ -65,9 +65,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
         plan.phase = FaultPhase::prep;
       else if (value == "checkpoint")
         plan.phase = FaultPhase::checkpoint;
+      else if (value == "log")
+        plan.phase = FaultPhase::log;
       else
         SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: phase='", value,
-                        "' (train, eval, prep or checkpoint)");
+                        "' (train, eval, prep, checkpoint or log)");
     } else if (key == "action") {
       action_given = true;
       if (value == "delay")
@@ -116,9 +118,12 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
   if (plan.action == FaultAction::slow && (plan.phase != FaultPhase::train || plan.delay_s <= 0))
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
                     "': action=slow needs phase=train and delay=D");
-  if (plan.action == FaultAction::full && plan.phase != FaultPhase::checkpoint)
+  if (plan.action == FaultAction::full && plan.phase != FaultPhase::checkpoint &&
+      plan.phase != FaultPhase::log)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
-                    "': action=full needs phase=checkpoint");
+                    "': action=full needs phase=checkpoint or phase=log");
+  if (plan.phase == FaultPhase::log && plan.action != FaultAction::full)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': phase=log takes action=full");
   if (plan.times > 0 && plan.action != FaultAction::delay && plan.action != FaultAction::full)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
                     "': times= applies to delays and action=full only");
@@ -171,6 +176,7 @@ std::string FaultPlan::describe() const {
   const char* phase_name = phase == FaultPhase::train        ? "train"
                            : phase == FaultPhase::eval       ? "eval"
                            : phase == FaultPhase::checkpoint ? "checkpoint"
+                           : phase == FaultPhase::log        ? "log"
                                                              : "prep";
   const char* action_name = action == FaultAction::delay  ? "delay"
                             : action == FaultAction::hang ? "hang"

@@ -1,9 +1,12 @@
 #include "slimtrain/train/run_log.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "slimtrain/core/error.hpp"
@@ -16,8 +19,44 @@ RunLog::RunLog(const std::string& run_dir, bool active, bool append)
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   const std::string path = run_dir + "/metrics.jsonl";
-  out_.open(path, append ? std::ios::app : std::ios::trunc);
-  if (!out_) SLIMTRAIN_THROW(ConfigError, "--out: cannot write ", path);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  if (fd_ < 0)
+    SLIMTRAIN_THROW(ConfigError, "--out: cannot write ", path, ": ", std::strerror(errno));
+}
+
+RunLog::~RunLog() {
+  if (fd_ < 0) return;
+  if (!kept_.empty() && !drain())
+    std::fprintf(stderr, "slimtrain: metrics.jsonl: %zu event(s) could not be written: %s\n",
+                 kept_.size(), std::strerror(errno));
+  ::close(fd_);
+}
+
+void RunLog::fail_writes_for_testing(std::int64_t step, std::int64_t attempts) {
+  fail_from_step_ = step;
+  fail_attempts_ = attempts;
+}
+
+bool RunLog::drain() {
+  while (!kept_.empty()) {
+    const std::string& line = kept_.front();
+    if (fail_armed_ && fail_attempts_ != 0) {  // test only: a full disk
+      if (fail_attempts_ > 0) --fail_attempts_;
+      errno = ENOSPC;
+      return false;
+    }
+    const ssize_t n = ::write(fd_, line.data() + first_written_, line.size() - first_written_);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    first_written_ += static_cast<std::size_t>(n);
+    if (first_written_ < line.size()) continue;
+    kept_bytes_ -= line.size();
+    kept_.pop_front();
+    first_written_ = 0;
+  }
+  return true;
 }
 
 void RunLog::event(const std::string& name, nlohmann::json fields) {
@@ -26,8 +65,37 @@ void RunLog::event(const std::string& name, nlohmann::json fields) {
   line.update(fields);
   line["time"] =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  out_ << line.dump() << '\n';
-  out_.flush();
+  // The test fault arms at the first event of its step (most events carry one).
+  if (fail_from_step_ >= 0 && line.contains("step") && line["step"].is_number_integer() &&
+      line["step"].get<std::int64_t>() >= fail_from_step_)
+    fail_armed_ = true;
+  std::string text = line.dump() + '\n';
+  if (kept_bytes_ + text.size() > kKeptBytes) {
+    ++lost_;
+  } else {
+    kept_bytes_ += text.size();
+    kept_.push_back(std::move(text));
+  }
+  const bool written = drain();
+  if (!written && !failing_) {
+    failing_ = true;
+    end_progress_line();
+    std::fprintf(stderr,
+                 "slimtrain: WARN metrics.jsonl: cannot write (%s): events are kept in memory "
+                 "(up to %zu MiB) and written once the file takes them again; training goes on\n",
+                 std::strerror(errno), kKeptBytes >> 20);
+  } else if (written && failing_) {
+    failing_ = false;
+    std::fprintf(stderr, "slimtrain: metrics.jsonl: written again, the kept events included%s\n",
+                 lost_ > lost_said_ ? "; some were lost (see below)" : "");
+  }
+  if (lost_ > lost_said_ && (written || lost_said_ == 0)) {
+    std::fprintf(stderr,
+                 "slimtrain: WARN metrics.jsonl: %llu event(s) lost: the disk stayed full "
+                 "past %zu MiB of kept events\n",
+                 static_cast<unsigned long long>(lost_), kKeptBytes >> 20);
+    lost_said_ = lost_;
+  }
 }
 
 void RunLog::progress(std::int64_t epoch, std::int64_t step, std::int64_t total_steps, double loss,

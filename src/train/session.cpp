@@ -68,6 +68,8 @@ nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
 void start_session(Session& s, const Position& at, bool resumed, double resume_ms) {
   const TrainConfig& cfg = s.cfg;
   s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed);
+  if (s.fault.phase == FaultPhase::log && s.fault.rank == s.rt.rank())  // test only
+    s.run_log->fail_writes_for_testing(s.fault.step, s.fault.times);
   std::vector<torch::Tensor> params = s.model->trainable_parameters();
   s.overlap = {cfg.overlap == "on", "--overlap " + cfg.overlap};
   if (cfg.overlap == "auto") {

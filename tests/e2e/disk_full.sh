@@ -2,7 +2,8 @@
 # A checkpoint write that fails (a full disk, injected under rank 0's writer) is a warning, not the
 # end of the job: training goes on, the previous checkpoint stays the latest, the next one lands
 # once space is back; --max-failed-checkpoints N failures in a row end the job with exit 1 naming
-# the file system's error, and so does a final checkpoint that cannot be written.
+# the file system's error, and so does a final checkpoint that cannot be written. metrics.jsonl
+# on a full disk keeps its events in memory and writes them, in order, once space is back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
@@ -46,9 +47,29 @@ check "a final checkpoint that cannot be written ends the job with exit 1" expec
   --out "$work/final"
 check "  saying so" contains "the final checkpoint could not be written: writing the checkpoint failed on rank 0: No space left on device"
 
+# metrics.jsonl on a full disk: events kept in memory, written in order once space is back.
+train_steps() {
+  "$PY" -c 'import json, sys
+print(" ".join(str(e["step"]) for e in map(json.loads, open(sys.argv[1])) if e["event"] == "train"))' "$1/metrics.jsonl"
+}
+check "metrics.jsonl's disk fills at step 20 for 5 writes" expect_rc 0 env \
+  SLIMTRAIN_INJECT="rank=0,phase=log,step=20,action=full,times=5" "${MPI[@]}" "$S" train \
+  "${recipe[@]}" --out "$work/log"
+check "  a warning says events are kept and training goes on" \
+  contains "metrics.jsonl: cannot write (No space left on device): events are kept in memory"
+check "  and that the file is written again" contains "metrics.jsonl: written again, the kept events included"
+check "  every train event is in the file, in order" test "$(train_steps "$work/log")" = \
+  "$(seq -s ' ' 4 4 60)"
+check "  and the done event" json_is "$(events "$work/log" done)" 'e["step"] == 60'
+check "a disk that stays full: the run still finishes" expect_rc 0 env \
+  SLIMTRAIN_INJECT="rank=0,phase=log,step=20,action=full" "${MPI[@]}" "$S" train "${recipe[@]}" \
+  --out "$work/log-full"
+check "  naming the events it could not write" contains "metrics.jsonl: [0-9]* event(s) could not be written"
+check "  the file holds what came before" test "$(train_steps "$work/log-full")" = "4 8 12 16"
+
 check "action=full outside the checkpoint phase exits 2" expect_rc 2 env \
   SLIMTRAIN_INJECT="rank=0,phase=train,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"
-check "  naming it" contains "action=full needs phase=checkpoint"
+check "  naming it" contains "action=full needs phase=checkpoint or phase=log"
 check "--max-failed-checkpoints 0 exits 2" expect_rc 2 "$S" train "${recipe[@]}" \
   --max-failed-checkpoints 0 --out "$work/x"
 check "  naming the option" contains "--max-failed-checkpoints"

@@ -19,14 +19,16 @@
  *                 the step's data phase: a straggler (a slow disk or a busy node), logged once
  *   action=nan    (train) that rank's loss at that step is NaN, as a diverging batch makes it
  *   action=full   (checkpoint) the write of that step's checkpoint and of every later one fails
- *                 as on a full disk (ENOSPC), times=N of them at most: space comes back after
+ *                 as on a full disk (ENOSPC), times=N of them at most: space comes back after;
+ *                 (log) rank 0's writes to metrics.jsonl fail alike from the first event of that
+ *                 step on, times=N attempts at most
  */
 #include <cstdint>
 #include <string>
 
 namespace slimtrain {
 
-enum class FaultPhase { none, train, eval, prep, checkpoint };
+enum class FaultPhase { none, train, eval, prep, checkpoint, log };
 enum class FaultAction { delay, hang, exit, fail, desync, slow, nan, full };
 
 struct FaultPlan {
