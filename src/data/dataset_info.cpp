@@ -17,14 +17,6 @@ std::string shape_text(const std::vector<hsize_t>& dims) {
   return s + "]";
 }
 
-std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& where) {
-  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
-  const int rank = SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_ndims(space), where);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_dims(space, dims.data(), nullptr), where);
-  return dims;
-}
-
 }  // namespace
 
 std::int64_t channels_of(const std::vector<std::int64_t>& sample_shape) {

@@ -69,4 +69,18 @@ Hid open_dataset(hid_t file, const std::string& path, const std::string& dataset
       SLIMTRAIN_CHECK_HDF5(H5Dopen2(file, dataset.c_str(), H5P_DEFAULT), path + ": " + dataset));
 }
 
+std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& where) {
+  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
+  const int rank = SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_ndims(space), where);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_dims(space, dims.data(), nullptr), where);
+  return dims;
+}
+
+std::int64_t dataset_elements(hid_t file, const std::string& path, const std::string& name) {
+  Hid data = open_dataset(file, path, name);
+  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(data), path + ": " + name));
+  return H5Sget_simple_extent_npoints(space);
+}
+
 }  // namespace slimtrain::data

@@ -26,17 +26,11 @@ std::vector<std::int64_t> read_int64s(hid_t file, const std::string& path, const
   return out;
 }
 
-std::int64_t elements_of(hid_t file, const std::string& path, const std::string& name) {
-  Hid data = open_dataset(file, path, name);
-  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(data), path + ": " + name));
-  return H5Sget_simple_extent_npoints(space);
-}
-
 // Every token id of `name` (any shape, read whole) against [0, vocab_size); the row is the
 // sample's (through the offsets of a ragged input).
 void check_ids(hid_t file, const std::string& path, const std::string& name, const InputInfo& in,
                const std::vector<std::int64_t>* offsets) {
-  const std::int64_t total = elements_of(file, path, name);
+  const std::int64_t total = dataset_elements(file, path, name);
   std::vector<std::int64_t> ids(static_cast<std::size_t>(total));
   Hid data = open_dataset(file, path, name);
   if (total > 0)
@@ -78,7 +72,7 @@ void inspect_named(const DatasetInfo& info, bool validate, std::ostream& out) {
       }
       const std::vector<std::int64_t> offsets =
           read_int64s(file, info.path, name + "/offsets", 0, s.size + 1);
-      const std::int64_t values = elements_of(file, info.path, name + "/values");
+      const std::int64_t values = dataset_elements(file, info.path, name + "/values");
       std::vector<std::int64_t> lengths;
       for (std::int64_t r = 0; r < s.size; ++r) {
         const std::int64_t len =

@@ -12,14 +12,6 @@
 namespace slimtrain::data {
 namespace {
 
-std::vector<hsize_t> dims_of(hid_t dataset, const std::string& where) {
-  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
-  const int rank = SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_ndims(space), where);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  SLIMTRAIN_CHECK_HDF5(H5Sget_simple_extent_dims(space, dims.data(), nullptr), where);
-  return dims;
-}
-
 InputType type_of(hid_t dataset, const std::string& where, bool allow_u8) {
   Hid type(SLIMTRAIN_CHECK_HDF5(H5Dget_type(dataset), where));
   const H5T_class_t cls = H5Tget_class(type);
@@ -120,8 +112,8 @@ std::vector<InputInfo> read_split_inputs(hid_t file, const std::string& path,
       in.ragged = true;
       Hid values = open_dataset(file, path, object + "/values");
       Hid offsets = open_dataset(file, path, object + "/offsets");
-      const auto vd = dims_of(values, where + "/values");
-      const auto od = dims_of(offsets, where + "/offsets");
+      const auto vd = dataset_dims(values, where + "/values");
+      const auto od = dataset_dims(offsets, where + "/offsets");
       if (vd.size() != 1)
         SLIMTRAIN_THROW(DataError, where, "/values: must be 1-D (sequences end to end)");
       if (od.size() != 1 || od[0] != static_cast<hsize_t>(rows + 1))
@@ -135,7 +127,7 @@ std::vector<InputInfo> read_split_inputs(hid_t file, const std::string& path,
       read_attributes(own, where, in);
     } else {
       Hid data = open_dataset(file, path, object);
-      const auto dims = dims_of(data, where);
+      const auto dims = dataset_dims(data, where);
       if (dims.empty() || dims[0] != static_cast<hsize_t>(rows))
         SLIMTRAIN_THROW(DataError, where, ": must hold ", rows, " samples (as /", split, "/y)");
       in.shape.assign(dims.begin() + 1, dims.end());

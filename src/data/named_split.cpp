@@ -35,12 +35,6 @@ void read_all(hid_t file, const std::string& path, const std::string& name, hid_
                        path + ": " + name);
 }
 
-std::int64_t count_of(hid_t file, const std::string& path, const std::string& name) {
-  Hid data = open_dataset(file, path, name);
-  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(data), path + ": " + name));
-  return H5Sget_simple_extent_npoints(space);
-}
-
 std::int64_t id_at(const std::vector<std::uint8_t>& data, InputType type, std::int64_t i) {
   if (type == InputType::i32) {
     std::int32_t v = 0;
@@ -110,7 +104,7 @@ NamedSplit::NamedSplit(const DatasetInfo& info, const std::string& split)
     }
     in.offsets.resize(static_cast<std::size_t>(rows + 1));
     read_all(file, path, name + "/offsets", H5T_NATIVE_INT64, in.offsets.data());
-    const std::int64_t values = count_of(file, path, name + "/values");
+    const std::int64_t values = dataset_elements(file, path, name + "/values");
     if (in.offsets[0] != 0)
       SLIMTRAIN_THROW(DataError, where, "/offsets row 0: starts at ", in.offsets[0], ", not 0");
     for (std::int64_t r = 0; r < rows; ++r)

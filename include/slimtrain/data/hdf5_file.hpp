@@ -27,4 +27,10 @@ void set_hdf5_file_image(const std::string& name, std::vector<std::uint8_t> byte
 /** @brief Opens /<split>/<name> of `file`, naming path and dataset on failure. */
 Hid open_dataset(hid_t file, const std::string& path, const std::string& dataset);
 
+/** @brief The dimensions of `dataset`; DataError naming `where` on failure. */
+std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& where);
+
+/** @brief The elements of /<name> of `file` (the product of its dimensions). */
+std::int64_t dataset_elements(hid_t file, const std::string& path, const std::string& name);
+
 }  // namespace slimtrain::data
