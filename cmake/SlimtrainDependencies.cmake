@@ -8,6 +8,24 @@ find_package(xxHash REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(Threads REQUIRED)
 
+# SentencePiece (libsentencepiece-dev): `prep text` trains and encodes with it, from a module of
+# its own (src/data/CMakeLists.txt says why). It has no CMake package.
+find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h)
+find_library(SENTENCEPIECE_LIBRARY sentencepiece)
+find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train)
+if(NOT SENTENCEPIECE_INCLUDE_DIR OR NOT SENTENCEPIECE_LIBRARY OR NOT SENTENCEPIECE_TRAIN_LIBRARY)
+  message(FATAL_ERROR
+    "slimtrain needs SentencePiece (headers and libsentencepiece, libsentencepiece_train) for "
+    "'prep text'. On Debian/Ubuntu: apt-get install libsentencepiece-dev; elsewhere point "
+    "CMAKE_PREFIX_PATH at a SentencePiece install.")
+endif()
+if(NOT TARGET slimtrain::sentencepiece)
+  add_library(slimtrain::sentencepiece INTERFACE IMPORTED)
+  target_include_directories(slimtrain::sentencepiece SYSTEM INTERFACE ${SENTENCEPIECE_INCLUDE_DIR})
+  target_link_libraries(slimtrain::sentencepiece INTERFACE ${SENTENCEPIECE_LIBRARY}
+                                                           ${SENTENCEPIECE_TRAIN_LIBRARY})
+endif()
+
 # Parallel HDF5: FindHDF5 prefers the MPI flavour when HDF5_PREFER_PARALLEL is set.
 set(HDF5_PREFER_PARALLEL TRUE)
 find_package(HDF5 1.10 REQUIRED COMPONENTS C)

@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 py=${PYTHON:-/usr/bin/python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out"/{idx,csv,npy,hdf5,checkpoint,ini}
+mkdir -p "$out"/{idx,csv,text,npy,hdf5,checkpoint,ini}
 
 # Small inputs of the parsers (also what prep reads below).
 "$py" - "$work" "$out" <<'PY'
@@ -32,6 +32,13 @@ rows = "\n".join(",".join(f"{v:.3g}" for v in r) + f",{i % 3}"
 open(f"{work}/rows.csv", "w").write("a,b,c,d,label\n" + rows + "\n")
 open(f"{out}/csv/header.csv", "w").write("a,b,c,d,label\n" + rows[:200] + "\n")
 open(f"{out}/csv/semicolon.csv", "w").write("7;0.5\n8;nan\n9;1e3\n")
+# Text: the first byte picks the format and columns (fuzz_text.cpp): 0 CSV by index, 1 TSV,
+# 2 JSONL (text, text2, label keys), 4|32 CSV with a header.
+open(f"{out}/text/quoted.csv", "wb").write(b"\x00" + b'0,"a, ""quoted""\ntext",1\n1,plain,0\n')
+open(f"{out}/text/header.csv", "wb").write(b"\x24" + b'id,text,label\n0,"x",cat\n1,y,dog\n')
+open(f"{out}/text/rows.tsv", "wb").write(b"\x01" + b"0\tsome text\t1\n1\tmore\t2\n")
+open(f"{out}/text/pairs.jsonl", "wb").write(
+    b"\x0a" + b'{"text": "a", "text2": "b", "label": 1}\n\n{"text": "c", "text2": "d", "label": "x"}\n')
 np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
 np.save(f"{out}/npy/u1.npy", x[:2])
 np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))

@@ -9,15 +9,16 @@ packages=(
   build-essential cmake pkg-config
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libboost-program-options-dev libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev libxxhash-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev
+  nlohmann-json3-dev libxxhash-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libsentencepiece-dev
   libopenblas0-openmp
   dataset-fashion-mnist
 )
-# What the tests and benchmarks add: peers and test data in Python, HDF5's tools, clang for the
-# sanitizer and fuzzing builds, Slurm, network namespaces, and Chromium to render the report.
+# What the tests and benchmarks add: peers and test data in Python, real text (fortunes), HDF5's
+# tools, clang for the sanitizer and fuzzing builds, Slurm, network namespaces, and Chromium to
+# render the report.
 if [ "${1:-}" != "--demo" ]; then
   packages+=(
-    hdf5-tools python3-torch python3-h5py python3-numpy python3-pil
+    hdf5-tools python3-torch python3-h5py python3-numpy python3-pil python3-sentencepiece fortunes
     clang-14 libclang-rt-14-dev
     slurmctld slurmd slurm-client munge
     iproute2 util-linux procps

@@ -8,6 +8,7 @@
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/prep_images.hpp"
 #include "slimtrain/cli/prep_job.hpp"
+#include "slimtrain/cli/prep_text.hpp"
 #include "slimtrain/cli/shared_input.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/clock.hpp"
@@ -62,29 +63,31 @@ void name_classes(data::CsvSource& train, data::CsvSource* test, PrepOptions& op
 }  // namespace
 
 int run_prep(const std::vector<std::string>& args) {
-  CommandLine cl("prep", "slimtrain prep idx|csv|npy|images [options] -o OUT.h5",
-                 "Converts MNIST IDX files, numeric CSV, NumPy .npy arrays or folders of JPEG and "
-                 "PNG images into slimtrain's HDF5 layout (data/README.md). Inputs may be gzipped "
-                 "(not images). Under mpirun the ranks convert (decode, resize) and write slices "
-                 "in parallel. The output appears atomically or not at all.");
+  CommandLine cl(
+      "prep", "slimtrain prep idx|csv|npy|images|text [options] -o OUT.h5",
+      "Converts MNIST IDX files, numeric CSV, NumPy .npy arrays, folders of JPEG and "
+      "PNG images, or text classification files (CSV, TSV or JSONL, tokenized with "
+      "SentencePiece) into slimtrain's HDF5 layout (data/README.md). Inputs may be "
+      "gzipped (not images). Under mpirun the ranks convert (decode, resize) and write slices "
+      "in parallel. The output appears atomically or not at all.");
   // clang-format off
   cl.add()
-      ("format", po::value<std::string>(), "input format: idx, csv, npy or images (positional)")
+      ("format", po::value<std::string>(), "input format: idx, csv, npy, images or text (positional)")
       ("output,o", po::value<std::string>(), "output HDF5 file")
       ("train-images", po::value<std::string>(), "idx: training images (idx3, .gz or raw)")
       ("train-labels", po::value<std::string>(), "idx: training labels (idx1)")
       ("test-images", po::value<std::string>(), "idx: test images")
       ("test-labels", po::value<std::string>(), "idx: test labels")
-      ("train", po::value<std::string>(), "csv: training rows; images: the training folder, one subfolder per class (sorted names are labels 0..C-1 and the class names; files found recursively, in sorted order; hidden ones skipped)")
-      ("test", po::value<std::string>(), "csv: test rows; images: the test folder, class subfolders named as in --train")
+      ("train", po::value<std::string>(), "csv: training rows; text: the training records (.csv, .tsv or .jsonl, optionally .gz); images: the training folder, one subfolder per class (sorted names are labels 0..C-1 and the class names; files found recursively, in sorted order; hidden ones skipped)")
+      ("test", po::value<std::string>(), "csv, text: test rows; images: the test folder, class subfolders named as in --train")
       ("train-list", po::value<std::string>(), "images: instead of --train, a file of 'path,label' lines (paths relative to the list file; # comments)")
       ("test-list", po::value<std::string>(), "images: instead of --test, a list file")
       ("size", po::value<std::string>(), "images: HxW every image is brought to, e.g. 32x32 (required)")
       ("channels", po::value<int>()->default_value(3), "images: 3 (RGB; grayscale replicated) or 1 (grayscale; RGB by ITU-R 601-2 luma, as PIL's convert('L')). Alpha is dropped, palettes expanded, 16-bit reduced to its high byte")
       ("resize", po::value<std::string>()->default_value("fit"), "images: fit (stretch to HxW), crop (scale to cover HxW, cut the centre) or pad (scale to fit inside, centred on black); antialiased bilinear filter as PIL's Image.resize(BILINEAR)")
-      ("skip-bad", po::bool_switch(), "images: leave out unreadable, truncated, corrupt or unsupported files instead of failing; they are counted and listed in OUT.h5.skipped.txt")
-      ("label-column", po::value<std::string>()->default_value("last"), "csv: last, first or a 0-based column index; its labels are integers 0..C-1, or class names, which become the file's class_names in sorted order (--class-names fixes another)")
-      ("header", po::bool_switch(), "csv: the first non-blank line is a header")
+      ("skip-bad", po::bool_switch(), "images, text: leave out unreadable, truncated, corrupt or unsupported files (text: bad records) instead of failing; they are counted and listed in OUT.h5.skipped.txt")
+      ("label-column", po::value<std::string>()->default_value("last"), "csv, text: last, first, a 0-based column index (text: or a header name or JSONL key); its labels are integers 0..C-1, or class names, which become the file's class_names in sorted order (--class-names fixes another)")
+      ("header", po::bool_switch(), "csv, text: the first non-blank line is a header (text: implied when a column is given by name)")
       ("delimiter", po::value<std::string>()->default_value(","), "csv: one-character field delimiter")
       ("train-x", po::value<std::string>(), "npy: training features [N, ...] (u1, i8, f4, f8)")
       ("train-y", po::value<std::string>(), "npy: training labels [N] (any integer dtype)")
@@ -100,6 +103,7 @@ int run_prep(const std::vector<std::string>& args) {
       ("io-timeout", po::value<double>()->default_value(600.0), "seconds the collective HDF5 write may take before the job is ended (a rank failed or stalled inside it)")
       ("collective-timeout", po::value<double>()->default_value(120.0), "seconds each agreement between ranks may wait");
   // clang-format on
+  add_text_options(cl);
   cl.positional().add("format", 1);
   cl.set_epilog(
       "examples:\n"
@@ -109,11 +113,13 @@ int run_prep(const std::vector<std::string>& args) {
       "  mpirun -np 2 slimtrain prep csv --train data.csv.gz --header -o data.h5\n"
       "  mpirun -np 4 slimtrain prep images --train photos/train --test photos/test --size 64x64 "
       "--resize crop --val-fraction 0.1 -o photos.h5\n"
+      "  mpirun -np 2 slimtrain prep text --train reviews.csv.gz --test reviews-test.csv.gz "
+      "--text-column review --label-column sentiment --vocab-size 8000 -o reviews.h5\n"
       "exit codes: 0 written, 2 bad option or bad input (nothing is written), 1 other failure\n");
   if (!cl.parse(args)) return kExitOk;
 
   if (!cl.has("format"))
-    SLIMTRAIN_THROW(ConfigError, "prep: give the input format: idx, csv, npy or images");
+    SLIMTRAIN_THROW(ConfigError, "prep: give the input format: idx, csv, npy, images or text");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
   const std::string format = cl.get<std::string>("format");
   cli::PrepOptions options;
@@ -180,16 +186,20 @@ int run_prep(const std::vector<std::string>& args) {
       make_image_sources(*control, cl, options, train, test);
     } else {
       SLIMTRAIN_THROW(ConfigError, "prep: unknown format '", format,
-                      "' (use idx, csv, npy or images)");
+                      "' (use idx, csv, npy, images or text)");
     }
   };
 
   return runtime::run_guarded(runtime, [&] {
     control = std::make_unique<comm::ControlPlane>(runtime, "prep", cc);
     const auto started = std::chrono::steady_clock::now();
-    comm::on_all_ranks(*control, make_sources);
-    const cli::PrepResult result =
-        cli::prepare_dataset(*control, runtime.world(), *train, test.get(), options);
+    cli::PrepResult result;
+    if (format == "text") {
+      result = cli::prepare_text(*control, runtime.world(), cl, options);
+    } else {
+      comm::on_all_ranks(*control, make_sources);
+      result = cli::prepare_dataset(*control, runtime.world(), *train, test.get(), options);
+    }
     const double seconds = seconds_since(started);
     log::info_rank0("wrote ", options.output, ": train ", result.train, ", val ", result.val,
                     ", test ", result.test, " samples, ", result.num_classes, " classes, ",

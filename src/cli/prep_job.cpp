@@ -1,27 +1,16 @@
 #include "slimtrain/cli/prep_job.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <mutex>
 #include <sstream>
 
+#include "slimtrain/cli/prep_output.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
-#include "slimtrain/core/fault_injection.hpp"
-#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
-#include "slimtrain/data/hdf5_file.hpp"
-#include "slimtrain/data/hdf5_handle.hpp"
 #include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/data/shard.hpp"
-#include "slimtrain/runtime/job_exit.hpp"
-#include "slimtrain/runtime/watchdog.hpp"
 
 namespace slimtrain::cli {
 
@@ -102,92 +91,60 @@ void check_labels(const SplitBuffer& split, std::int64_t num_classes) {
   }
 }
 
-void write_split(hid_t file, const SplitBuffer& split, const PrepOptions& options,
-                 const std::vector<float>& mean, const std::vector<float>& std, bool parallel,
-                 const std::string& where) {
+void write_split(hid_t file, const SplitBuffer& split, const RowWriter& rows,
+                 const std::vector<float>& mean, const std::vector<float>& std) {
   const RecordSource& source = *split.source;
   const ElementType type = source.element_type();
-  const std::vector<std::int64_t>& shape = source.sample_shape();
   const auto n = static_cast<hsize_t>(split.total);
   const std::size_t sample_bytes =
       static_cast<std::size_t>(source.sample_elements()) * element_size(type);
-
   Hid group(SLIMTRAIN_CHECK_HDF5(
-      H5Gcreate2(file, split.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
-  Hid transfer(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_DATASET_XFER), where));
-  if (parallel) SLIMTRAIN_CHECK_HDF5(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE), where);
-
-  auto create = [&](const char* name, hid_t file_type, std::vector<hsize_t> dims,
-                    std::size_t row_bytes) {
-    Hid space(SLIMTRAIN_CHECK_HDF5(
-        H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), where));
-    Hid plist(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_DATASET_CREATE), where));
-    std::vector<hsize_t> chunk = dims;
-    chunk[0] = std::clamp<hsize_t>(options.chunk_bytes / std::max<std::size_t>(row_bytes, 1), 1, n);
-    SLIMTRAIN_CHECK_HDF5(H5Pset_chunk(plist, static_cast<int>(chunk.size()), chunk.data()), where);
-    SLIMTRAIN_CHECK_HDF5(H5Pset_fill_time(plist, H5D_FILL_TIME_NEVER), where);
-    if (options.compress > 0) {
-      SLIMTRAIN_CHECK_HDF5(H5Pset_shuffle(plist), where);
-      SLIMTRAIN_CHECK_HDF5(H5Pset_deflate(plist, static_cast<unsigned>(options.compress)), where);
-    }
-    return Hid(SLIMTRAIN_CHECK_HDF5(
-        H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, plist, H5P_DEFAULT),
-        where + "/" + split.name + "/" + name));
-  };
-  auto write_rows = [&](hid_t dataset, hid_t memory_type, const void* data) {
-    Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
-    const int rank = H5Sget_simple_extent_ndims(file_space);
-    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-    H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
-    std::vector<hsize_t> start(dims.size(), 0);
-    start[0] = static_cast<hsize_t>(split.mine.begin);
-    dims[0] = static_cast<hsize_t>(split.mine.end - split.mine.begin);
-    Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where));
-    if (dims[0] == 0) {
-      H5Sselect_none(file_space);
-      H5Sselect_none(memory_space);
-    } else {
-      SLIMTRAIN_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr,
-                                               dims.data(), nullptr),
-                           where);
-    }
-    SLIMTRAIN_CHECK_HDF5(H5Dwrite(dataset, memory_type, memory_space, file_space, transfer, data),
-                         where + "/" + split.name);
-  };
-
+      H5Gcreate2(file, split.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), rows.where()));
   std::vector<hsize_t> x_dims{n};
-  for (std::int64_t d : shape) x_dims.push_back(static_cast<hsize_t>(d));
+  for (std::int64_t d : source.sample_shape()) x_dims.push_back(static_cast<hsize_t>(d));
   const bool u8 = type == ElementType::kUint8;
-  Hid x = create("x", u8 ? H5T_STD_U8LE : H5T_IEEE_F32LE, x_dims, sample_bytes);
-  write_rows(x, u8 ? H5T_NATIVE_UINT8 : H5T_NATIVE_FLOAT, split.x.data());
+  const std::int64_t begin = split.mine.begin, count = split.mine.end - split.mine.begin;
+  Hid x = rows.create(group, "x", u8 ? H5T_STD_U8LE : H5T_IEEE_F32LE, x_dims, sample_bytes);
+  rows.write_rows(x, u8 ? H5T_NATIVE_UINT8 : H5T_NATIVE_FLOAT, begin, count, split.x.data());
   write_float_attribute(x, "mean", mean);
   write_float_attribute(x, "std", std);
-  Hid y = create("y", H5T_STD_I64LE, {n}, sizeof(std::int64_t));
-  write_rows(y, H5T_NATIVE_INT64, split.y.data());
+  Hid y = rows.create(group, "y", H5T_STD_I64LE, {n}, sizeof(std::int64_t));
+  rows.write_rows(y, H5T_NATIVE_INT64, begin, count, split.y.data());
 }
 
 }  // namespace
+
+void train_val_rows(std::int64_t n, const PrepOptions& options, std::vector<std::int64_t>& train,
+                    std::vector<std::int64_t>& val) {
+  const auto n_val = static_cast<std::int64_t>(std::llround(options.val_fraction * double(n)));
+  if (n_val >= n)
+    SLIMTRAIN_THROW(ConfigError, "--val-fraction: ", options.val_fraction,
+                    " leaves no training samples");
+  train.clear();
+  val.clear();
+  if (n_val > 0) {
+    std::vector<std::int64_t> order = permutation(n, options.seed, 0);
+    val.assign(order.begin(), order.begin() + n_val);
+    train.assign(order.begin() + n_val, order.end());
+    std::sort(val.begin(), val.end());  // stored in source order: easy to compare
+    std::sort(train.begin(), train.end());
+  } else {
+    train.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) train[static_cast<std::size_t>(i)] = i;
+  }
+}
 
 PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const RecordSource& train,
                            const RecordSource* test, const PrepOptions& options) {
   const int rank = control.rank(), size = control.size();
   using comm::on_all_ranks;
-  namespace fs = std::filesystem;
-  const fs::path output = options.output;
 
   if (!options.class_names.empty() && options.num_classes > 0 &&
       static_cast<std::int64_t>(options.class_names.size()) != options.num_classes) {
     SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
                     " names given but --num-classes is ", options.num_classes);
   }
-  on_all_ranks(control, [&] {
-    if (rank != 0) return;
-    if (fs::exists(output) && !options.force) {
-      SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " exists; pass --force to replace it");
-    }
-    if (fs::is_directory(output))
-      SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " is a directory");
-  });
+  check_output(control, options);
   if (test && test->sample_shape() != train.sample_shape()) {
     SLIMTRAIN_THROW(DataError, test->describe(), ": sample shape differs from ", train.describe());
   }
@@ -206,23 +163,9 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
     t.name = "train";
     v.name = "val";
     t.source = v.source = &train;
-    const std::int64_t n = train.size();
-    const auto n_val = static_cast<std::int64_t>(std::llround(options.val_fraction * double(n)));
-    if (n_val >= n)
-      SLIMTRAIN_THROW(ConfigError, "--val-fraction: ", options.val_fraction,
-                      " leaves no training samples");
-    if (n_val > 0) {
-      std::vector<std::int64_t> order = permutation(n, options.seed, 0);
-      v.rows.assign(order.begin(), order.begin() + n_val);
-      t.rows.assign(order.begin() + n_val, order.end());
-      std::sort(v.rows.begin(), v.rows.end());  // stored in source order: easy to compare
-      std::sort(t.rows.begin(), t.rows.end());
-    } else {
-      t.rows.resize(static_cast<std::size_t>(n));
-      for (std::int64_t i = 0; i < n; ++i) t.rows[static_cast<std::size_t>(i)] = i;
-    }
+    train_val_rows(train.size(), options, t.rows, v.rows);
     splits.push_back(std::move(t));
-    if (n_val > 0) splits.push_back(std::move(v));
+    if (!v.rows.empty()) splits.push_back(std::move(v));
     if (test) {
       if (test->size() == 0) SLIMTRAIN_THROW(DataError, test->describe(), ": no test samples");
       SplitBuffer s;
@@ -273,59 +216,13 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
     (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = n;
   }
 
-  // Same temporary name on every rank: rank 0 picks it (its pid keeps concurrent runs apart).
-  const fs::path dir = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  const std::int64_t pid = control.broadcast(static_cast<std::int64_t>(getpid()), 0);
-  const std::string temp =
-      (dir / ("." + output.filename().string() + ".tmp-" + std::to_string(pid))).string();
-  const bool parallel = size > 1;
-  runtime::remove_on_abort(temp);
-  try {
-    // Once inside, a rank cannot leave without its peers: the watchdog ends a stalled job, and a
-    // rank that throws here ends it through job_exit (no agreement: peers sit in MPI-IO).
-    runtime::Watchdog watchdog(options.io_timeout_s, "prep: the collective HDF5 write of " + temp);
-    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-    silence_hdf5_errors();
-    Hid access(SLIMTRAIN_CHECK_HDF5(H5Pcreate(H5P_FILE_ACCESS), temp));
-    if (parallel) SLIMTRAIN_CHECK_HDF5(H5Pset_fapl_mpio(access, io_comm, MPI_INFO_NULL), temp);
-    Hid file(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access));
-    if (!file.valid())
-      SLIMTRAIN_THROW(DataError, options.output, ": cannot create ", temp, ": ",
-                      detail::hdf5_error_string());
-    try {
-      FaultPlan fault = FaultPlan::from_env();
-      if (fault.armed(rank, FaultPhase::prep, 0)) fault.fire();
-      write_string_attribute(file, "format", {kFormatName}, true);
-      write_int_attribute(file, "format_version", kFormatVersion);
-      write_int_attribute(file, "num_classes", result.num_classes);
-      write_string_attribute(file, "class_names", class_names, false);
-      for (const SplitBuffer& s : splits)
-        write_split(file, s, options, result.mean, result.std, parallel, temp);
-      SLIMTRAIN_CHECK_HDF5(H5Fflush(file, H5F_SCOPE_GLOBAL), temp);
-      file.close_checked(temp);
-    } catch (...) {
-      // Closing a parallel file is collective and the peers are not coming: leave it open, the
-      // job ends (and removes the file) instead.
-      if (parallel) file.release();
-      throw;
-    }
-  } catch (...) {
-    if (rank == 0) std::remove(temp.c_str());
-    throw;
-  }
-  try {
-    on_all_ranks(control, [&] {
-      if (rank != 0) return;
-      // On disk before it has its name: a crash leaves the old output or the new one, whole.
-      files::fsync_file(temp);
-      files::rename_checked(temp, options.output);
-      files::fsync_directory(dir.string());
-    });
-  } catch (...) {
-    if (rank == 0) std::remove(temp.c_str());
-    throw;
-  }
-  runtime::forget_on_abort(temp);
+  write_output_atomically(control, io_comm, options, [&](hid_t file, const RowWriter& rows) {
+    write_string_attribute(file, "format", {kFormatName}, true);
+    write_int_attribute(file, "format_version", kFormatVersion);
+    write_int_attribute(file, "num_classes", result.num_classes);
+    write_string_attribute(file, "class_names", class_names, false);
+    for (const SplitBuffer& s : splits) write_split(file, s, rows, result.mean, result.std);
+  });
   return result;
 }
 

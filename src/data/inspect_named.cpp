@@ -5,6 +5,7 @@
 
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/inspect.hpp"
 
@@ -55,6 +56,17 @@ void inspect_named(const DatasetInfo& info, bool validate, std::ostream& out) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   Hid file = open_hdf5_read_only(info.path);
   out << "  inputs: " << describe_inputs(info.inputs) << "\n";
+  // prep text stores its SentencePiece model at /tokenizer: every later reader decodes with it.
+  if (H5Lexists(file, "tokenizer", H5P_DEFAULT) > 0) {
+    const std::string where = info.path + ": /tokenizer";
+    out << "  tokenizer: /tokenizer, " << dataset_elements(file, info.path, "/tokenizer")
+        << " bytes";
+    Hid tokenizer(SLIMTRAIN_CHECK_HDF5(H5Dopen2(file, "tokenizer", H5P_DEFAULT), where));
+    for (const char* attribute : {"kind", "trained"})
+      if (has_attribute(tokenizer, attribute, where))
+        out << ", " << attribute << " " << read_string_attribute(tokenizer, attribute, where)[0];
+    out << "\n";
+  }
   for (const SplitInfo& s : info.splits) {
     out << "  /" << s.name << ": " << s.size << " samples\n";
     for (const InputInfo& in : info.inputs) {

@@ -32,6 +32,7 @@ rm -f "$dst"/*
 check "np 2 writes the same file as np 1" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" prep images --train "$img/train" --test "$img/test" --size 20x24 --val-fraction 0.2 -o "$dst/np2.h5"
 check "  (np 1)" expect_rc 0 "$S" prep images --train "$img/train" --test "$img/test" --size 20x24 --val-fraction 0.2 -o "$dst/np1.h5"
 check "  identical content" h5diff "$dst/np1.h5" "$dst/np2.h5"
+check "  the same bytes" cmp "$dst/np1.h5" "$dst/np2.h5"
 check "a list file converts" expect_rc 0 "$S" prep images --train-list "$img/list.txt" --size 28x28 --channels 1 -o "$dst/list.h5"
 check "  its 60 files" expect_rc 0 "$S" inspect "$dst/list.h5"
 check "  (count)" contains "/train: 60 samples"

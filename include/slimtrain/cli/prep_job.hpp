@@ -50,6 +50,13 @@ struct PrepResult {
 };
 
 /**
+ * @brief Source rows of /train and /val (each sorted): options.val_fraction of `n` drawn by a
+ * permutation seeded with options.seed. ConfigError when no training row is left.
+ */
+void train_val_rows(std::int64_t n, const PrepOptions& options, std::vector<std::int64_t>& train,
+                    std::vector<std::int64_t>& val);
+
+/**
  * @brief Collective over `control` and `io_comm` (the same ranks); `test` may be null. Throws
  * DataError/ConfigError (exit 2).
  */

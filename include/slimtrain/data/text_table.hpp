@@ -1,0 +1,85 @@
+#pragma once
+/**
+ * @brief Text classification files for `prep text`: CSV, TSV or JSONL (chosen by the extension,
+ * after a .gz), one record per sample with one or two text columns and a label column.
+ *
+ * CSV and TSV follow RFC 4180: a field that starts with a double quote ends at the next lone
+ * quote ("" is a quote inside it) and may hold delimiters and newlines; a header row names the
+ * columns, or columns are 0-based indices. A JSONL line is one object; columns are its keys.
+ * The file is indexed once (record starts and their line numbers); read() parses one record,
+ * so each rank converts only its own slice.
+ */
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "slimtrain/data/input_file.hpp"
+
+namespace slimtrain::data {
+
+enum class TextFormat { csv, tsv, jsonl };
+
+/** @brief By extension (.csv, .tsv, .jsonl, each optionally .gz); ConfigError naming `option`. */
+TextFormat text_format_of(const std::string& path, const std::string& option);
+
+struct TextColumns {
+  /** @brief One or two: a header name (or JSONL key) or a 0-based index (CSV/TSV). */
+  std::vector<std::string> text;
+  /** @brief As text; "last" or "first" also name a CSV/TSV column. */
+  std::string label = "last";
+  /** @brief CSV/TSV: the first record is a header (implied when any column is a name). */
+  bool header = false;
+};
+
+struct TextRecord {
+  std::vector<std::string> texts;
+  std::string label;
+  /** @brief The label is an integer (else a class name). */
+  bool integer_label = false;
+};
+
+class TextTable {
+ public:
+  /** @brief Indexes `bytes`; DataError naming `name` and the line, ConfigError for a column. */
+  TextTable(InputBytes bytes, std::string name, TextFormat format, const TextColumns& columns);
+
+  std::int64_t size() const { return static_cast<std::int64_t>(records_.size()); }
+  /**
+   * @brief Record `i`; DataError naming the file, the line and the column for a short record, a
+   * stray quote, bad JSON, a missing key, an empty text or label, or a label that is a number
+   * but not an integer.
+   */
+  TextRecord read(std::int64_t i) const;
+  const std::string& describe() const { return name_; }
+  /** @brief "train.csv: line 7" (the line the record starts on). */
+  std::string describe_record(std::int64_t i) const;
+
+ private:
+  struct Record {
+    std::size_t begin, end;
+    std::int64_t line;
+  };
+  void index_delimited();
+  void index_lines();
+  void resolve_columns(const TextColumns& columns);
+  /** @brief The fields of a CSV/TSV record, unquoted. */
+  std::vector<std::string> fields(const Record& record) const;
+  TextRecord read_delimited(const Record& record) const;
+  TextRecord read_json(const Record& record) const;
+
+  InputBytes bytes_;
+  std::string name_;
+  TextFormat format_;
+  char delimiter_ = ',';
+  bool header_ = false;
+  std::vector<Record> records_;
+  std::vector<std::string> header_fields_;
+  std::int64_t field_count_ = 0;
+  // CSV/TSV: column indices; JSONL: keys.
+  std::vector<std::int64_t> text_index_;
+  std::int64_t label_index_ = 0;
+  std::vector<std::string> text_key_;
+  std::string label_key_;
+};
+
+}  // namespace slimtrain::data

@@ -1,0 +1,61 @@
+#pragma once
+/**
+ * @brief A SentencePiece tokenizer (Debian's libsentencepiece, the library HuggingFace's and
+ * Google's models use): loaded from a model's bytes, or trained in memory on a list of texts.
+ * The bytes are what `prep text` stores in the HDF5 file, so every later reader (eval, export, a
+ * user's python3-sentencepiece) decodes with the same model. SentencePiece itself is opened at
+ * the first use (detail/sentencepiece_module.hpp says why); a build without it throws Error.
+ */
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace slimtrain::data {
+
+namespace detail {
+class SentencePieceModule;
+}
+
+struct TokenizerTraining {
+  std::int64_t vocab_size = 8000;
+  /** @brief "unigram" or "bpe". */
+  std::string type = "unigram";
+  int threads = 1;
+};
+
+class Tokenizer {
+ public:
+  /** @brief DataError naming `where` when the bytes are no SentencePiece model. */
+  static Tokenizer load(const std::string& model_bytes, const std::string& where);
+  /**
+   * @brief Trains on `texts` (deterministic: the same texts give the same bytes). The model has
+   * pad 0, unk 1 and a control piece <sep> that joins text pairs; no bos or eos. ConfigError
+   * naming --vocab-size when the texts cannot fill the vocabulary.
+   */
+  static Tokenizer train(const std::vector<std::string>& texts, const TokenizerTraining& options);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  /** @brief Appends the ids of `text` to `ids`. */
+  void encode(const std::string& text, std::vector<std::int32_t>& ids) const;
+  std::string decode(const std::vector<std::int32_t>& ids) const;
+  std::int64_t vocab_size() const;
+  /** @brief The model's pad piece, or 0 when it has none (the mask marks padding anyway). */
+  std::int64_t pad_id() const;
+  /**
+   * @brief The piece between the two texts of a pair: <sep>, [SEP] or </s>, the first the model
+   * has; -1 when it has none.
+   */
+  std::int64_t separator_id() const;
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  Tokenizer();
+  std::unique_ptr<detail::SentencePieceModule> processor_;
+  std::string bytes_;
+};
+
+}  // namespace slimtrain::data
