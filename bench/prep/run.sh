@@ -15,3 +15,5 @@ for f in "$data"/*-ubyte.gz; do zcat "$f" > "$raw/$(basename "$f" .gz)"; done
 mpirun -np 2 "$bin" "$raw" 3 ""
 # Image folders against the Python peer (PIL + h5py).
 "$(dirname "$0")/images.sh" "$build"
+# Text: prep text against python3-sentencepiece + h5py (the tokenizer peer).
+"$(dirname "$0")/text.sh" "$build"

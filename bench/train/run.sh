@@ -22,11 +22,12 @@
 # Throughput is the steady state: WARMUP steps are left out (slimtrain's done event samples_per_s,
 # which also leaves out evaluation and checkpoint time; the peer's --warmup-steps). No evaluation
 # runs during the timed steps.
-#   kernels, bf16, shard: bench/train/kernels.sh, bf16.sh and shard.sh (their own RESULT lines)
+#   kernels, bf16, shard, text: bench/train/kernels.sh, bf16.sh, shard.sh and text.sh (their own
+#   RESULT lines)
 # Usage: bench/train/run.sh [build-dir]
 # Environment: REPS (2), STEPS timed cnn-small steps (300), WARMUP (30), MLP_WIDTHS (2048,2048),
 #   MLP_BATCH (4), MLP_STEPS (100), PEER_1RANK (1: also the peer at 1 rank, for the table),
-#   KERNELS (1), BF16 (1), SHARD (1).
+#   KERNELS (1), BF16 (1), SHARD (1), TEXT (1).
 # Data: data/fashion-mnist.h5 if present, else prepared from /usr/share/datasets/fashion-mnist.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -350,3 +351,4 @@ EOF
 if [ "${KERNELS:-1}" != 0 ]; then (unset OPENBLAS_CORETYPE; "$root/bench/train/kernels.sh" "$build"); fi
 if [ "${BF16:-1}" != 0 ]; then "$root/bench/train/bf16.sh" "$build"; fi
 if [ "${SHARD:-1}" != 0 ]; then "$root/bench/train/shard.sh" "$build"; fi
+if [ "${TEXT:-1}" != 0 ]; then "$root/bench/train/text.sh" "$build"; fi

@@ -97,29 +97,37 @@ void TrainLoader::open_named(const std::string& split) {
   steps_ = (per_rank_ + options_.batch_size - 1) / options_.batch_size;
 }
 
-std::vector<std::int64_t> TrainLoader::grouped(std::vector<std::int64_t> rows,
+std::vector<std::int64_t> TrainLoader::grouped(const std::vector<std::int64_t>& order,
                                                std::int64_t epoch) const {
-  const std::int64_t batch = options_.batch_size, window = batch * kGroupWindowBatches;
-  const auto n = static_cast<std::int64_t>(rows.size());
+  // Every rank groups the whole epoch alike and takes its slice of each global batch, so the
+  // batches of one step hold sequences of about one length on every rank: no rank waits for
+  // another's long batch (grouped per rank, a step at np 2 ran as slow as the longer of two
+  // unrelated batches).
+  const std::int64_t batch = options_.batch_size, global = batch * world_size_;
+  const std::int64_t window = global * kGroupWindowBatches, n = per_rank_ * world_size_;
   std::vector<std::int64_t> out;
-  out.reserve(rows.size());
+  out.reserve(static_cast<std::size_t>(per_rank_));
   for (std::int64_t a = 0, w = 0; a < n; a += window, ++w) {
-    const std::int64_t len = std::min(window, n - a);
+    const std::int64_t len = std::min(window, n - a);  // a multiple of the world size
     // Longest first within the window; the shuffled order decides ties, so the sort is stable.
     std::vector<std::pair<std::int64_t, std::int64_t>> keyed;  // (-length, row)
     for (std::int64_t k = a; k < a + len; ++k)
-      keyed.emplace_back(-named_->length(rows[static_cast<std::size_t>(k)]),
-                         rows[static_cast<std::size_t>(k)]);
+      keyed.emplace_back(-named_->length(order[static_cast<std::size_t>(k)]),
+                         order[static_cast<std::size_t>(k)]);
     std::stable_sort(keyed.begin(), keyed.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
-    std::vector<std::int64_t> part;
-    for (const auto& [negative_length, row] : keyed) part.push_back(row);
-    const std::int64_t batches = (len + batch - 1) / batch;
-    const std::vector<std::int64_t> order =
-        window_permutation(batches, options_.seed ^ 0x67726f7570ull, epoch, rank_, w);  // "group"
-    for (std::int64_t b : order)
-      for (std::int64_t k = b * batch; k < std::min(len, (b + 1) * batch); ++k)
-        out.push_back(part[static_cast<std::size_t>(k)]);
+    // Full global batches in a shuffled order, a short one (the epoch's last window only) at the
+    // end: anywhere else it would shift every later batch of a rank across two lengths.
+    const std::int64_t full = len / global;
+    std::vector<std::int64_t> shuffled =
+        window_permutation(full, options_.seed ^ 0x67726f7570ull, epoch, 0, w);  // "group"
+    if (full * global < len) shuffled.push_back(full);
+    for (std::int64_t b : shuffled) {
+      const std::int64_t begin = b * global,
+                         share = (std::min(len, begin + global) - begin) / world_size_;
+      for (std::int64_t k = begin + rank_ * share; k < begin + (rank_ + 1) * share; ++k)
+        out.push_back(keyed[static_cast<std::size_t>(k)].second);
+    }
   }
   return out;
 }
@@ -151,9 +159,9 @@ std::vector<std::int64_t> TrainLoader::epoch_rows(std::int64_t epoch) const {
   if (mode_ == "memory") {
     const std::vector<std::int64_t> order =
         permutation(n_, options_.seed, static_cast<std::uint64_t>(epoch));
-    std::vector<std::int64_t> mine(order.begin() + rank_ * per_rank_,
-                                   order.begin() + (rank_ + 1) * per_rank_);
-    return options_.group_by_length ? grouped(std::move(mine), epoch) : mine;
+    if (options_.group_by_length) return grouped(order, epoch);
+    return std::vector<std::int64_t>(order.begin() + rank_ * per_rank_,
+                                     order.begin() + (rank_ + 1) * per_rank_);
   }
   std::vector<std::int64_t> base;
   for (const Segment& s : stream_segments(epoch))

@@ -80,13 +80,13 @@ check "  with their lines" grep -q "skip.csv: line 5, column 3: label '1.5'" "$d
 check "  3 records kept" expect_rc 0 "$S" inspect "$dst/skip.h5"
 check "  in /train" contains "/train: 3 samples"
 
-# The real text of the demo: fortunes' categories (scripts/text-data.sh), np 1 = np 2, and a
-# short text-bow run at np 2 on it.
+# The real text of the demo: fortunes' categories (scripts/text-data.sh), np 1 = np 2, and the
+# demo's INI, shortened, at np 2 on it.
 if [ -d /usr/share/games/fortunes ]; then
   check "fortunes: scripts/text-data.sh prepares the demo set" expect_rc 0 "$SLIMTRAIN_SOURCE_DIR/scripts/text-data.sh" "$S" "$dst/fortunes.h5"
   check "  np 2 writes the same bytes" expect_rc 0 "$MPIEXEC" -np 2 "$S" prep text --train "$dst/fortunes-train.csv" --test "$dst/fortunes-test.csv" --text-column text --label-column category --val-fraction 0.1 -o "$dst/fortunes-np2.h5"
   check "  cmp" cmp "$dst/fortunes.h5" "$dst/fortunes-np2.h5"
-  check "  text-bow trains on it at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --data "$dst/fortunes.h5" --model text-bow --optimizer adamw --lr 0.01 --epochs 2 --group-by-length true --out "$work/run" --resume none
+  check "  jobs/text_demo.ini trains text-bow on it at np 2 (4 of its 20 epochs)" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --config "$SLIMTRAIN_SOURCE_DIR/jobs/text_demo.ini" --data "$dst/fortunes.h5" --epochs 4 --out "$work/run" --resume none
   check "  and reaches 40% test accuracy" grep -qE "final evaluation on 'test' .*accuracy 0\.([4-9]|[1-9][0-9])" <<<"$out"
 else
   echo "FAIL fortunes: /usr/share/games/fortunes missing (scripts/install-deps.sh installs fortunes)"

@@ -91,19 +91,29 @@ TEST(NamedInputs, GroupByLengthIsDeterministicAndPadsLess) {
   sd::LoaderOptions grouped = plain;
   grouped.group_by_length = true;
   sd::TrainLoader a(info, "train", 1, 2, plain), g1(info, "train", 1, 2, grouped),
-      g2(info, "train", 1, 2, grouped);
+      g2(info, "train", 1, 2, grouped), a0(info, "train", 0, 2, plain),
+      g0(info, "train", 0, 2, grouped);
   for (std::int64_t epoch = 0; epoch < 2; ++epoch) {
     std::vector<std::int64_t> rows = a.epoch_rows(epoch), by_length = g1.epoch_rows(epoch);
     EXPECT_EQ(by_length, g2.epoch_rows(epoch)) << "not a function of (seed, epoch)";
     EXPECT_NE(by_length, rows);
+    EXPECT_EQ(by_length.size(), rows.size()) << "a rank's share changed size";
+    // The ranks group the epoch together: between them they read the rows they read without it.
+    const std::vector<std::int64_t> x0 = a0.epoch_rows(epoch), y0 = g0.epoch_rows(epoch);
     std::vector<std::int64_t> x = rows, y = by_length;
+    x.insert(x.end(), x0.begin(), x0.end());
+    y.insert(y.end(), y0.begin(), y0.end());
     std::sort(x.begin(), x.end());
     std::sort(y.begin(), y.end());
-    EXPECT_EQ(x, y) << "grouping changed which rows this rank reads";
+    EXPECT_EQ(x, y) << "grouping changed which rows the ranks read";
     double plain_pad = 0, grouped_pad = 0;
     for (std::size_t at = 0; at + 8 <= rows.size(); at += 8) {
       plain_pad += a.named()->padding_fraction(rows.data() + at, 8);
       grouped_pad += a.named()->padding_fraction(by_length.data() + at, 8);
+      // Batch k of both ranks comes from one global batch: lengths of one sorted run.
+      const std::int64_t longest1 = a.named()->length(by_length[at]);
+      const std::int64_t shortest0 = a.named()->length(y0[at + 7]);
+      EXPECT_GE(shortest0, longest1) << "rank 0's batch " << at / 8 << " is not the longer half";
     }
     EXPECT_LT(grouped_pad, plain_pad * 0.7) << "epoch " << epoch;
   }

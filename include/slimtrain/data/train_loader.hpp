@@ -42,9 +42,10 @@ struct LoaderOptions {
   /** @brief Off by default; applied on the prefetch thread. */
   AugmentOptions augment;
   /**
-   * @brief Layout 2 with a ragged input: each epoch's rows sorted by length within windows of
-   * kGroupWindowBatches batches, those batches in an order drawn from (seed, epoch): little
-   * padding, and the same order on a resume (HuggingFace's group_by_length).
+   * @brief Layout 2 with a ragged input: each epoch's rows (all ranks') sorted by length within
+   * windows of kGroupWindowBatches global batches, those batches in an order drawn from (seed,
+   * epoch), each rank a slice of each: little padding, ranks that step together pad alike, and
+   * the same order on a resume (HuggingFace's group_by_length).
    */
   bool group_by_length = false;
 };
@@ -92,8 +93,12 @@ class TrainLoader {
     std::int64_t begin, count;
   };
   std::vector<Segment> stream_segments(std::int64_t epoch) const;
-  /** @brief --group-by-length: `rows` regrouped by length (see LoaderOptions). */
-  std::vector<std::int64_t> grouped(std::vector<std::int64_t> rows, std::int64_t epoch) const;
+  /**
+   * @brief --group-by-length: this rank's rows of the epoch's permutation `order`, grouped by
+   * length across all ranks (see LoaderOptions).
+   */
+  std::vector<std::int64_t> grouped(const std::vector<std::int64_t>& order,
+                                    std::int64_t epoch) const;
   /** @brief Layout 2: checks the options and reads the split. */
   void open_named(const std::string& split);
   void stop_prefetch();
