@@ -18,39 +18,35 @@ CheckpointManager::CheckpointManager(std::string run_dir, RetentionPolicy policy
   validate(policy_);
   if (const auto latest = read_latest_pointer(checkpoints_dir_)) {
     std::error_code ec;
-    if (fs::exists(*latest + "/" + kManifestFile, ec)) last_written_ = *latest;
+    if (fs::exists(*latest + "/" + kManifestFile, ec)) shared_->last_written = *latest;
   }
 }
 
 CheckpointManager::~CheckpointManager() {
   try {
-    wait();
+    wait(timeout_s_);
   } catch (const std::exception& e) {
     log::error("checkpoint write failed: ", e.what());
   }
 }
 
-void CheckpointManager::write_now(const CheckpointState& state, std::optional<double> metric) {
-  if (hook_) hook_(state);
-  const std::string path = write_checkpoint(checkpoints_dir_, state, metric);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    last_written_ = path;
-  }
-  apply_retention(checkpoints_dir_, policy_);
-}
-
 void CheckpointManager::save_async(CheckpointState state, std::optional<double> metric) {
-  wait();
+  wait(timeout_s_);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    busy_ = true;
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->busy = true;
   }
-  worker_ = std::thread([this, state = std::move(state), metric]() {
+  writing_step_ = state.step;
+  // The thread holds copies and the shared state only: nothing of `this`.
+  worker_ = std::thread([shared = shared_, dir = checkpoints_dir_, policy = policy_, hook = hook_,
+                         state = std::move(state), metric]() {
     name_this_thread("ckpt-writer");
     std::exception_ptr error;
+    std::string path;
     try {
-      write_now(state, metric);
+      if (hook) (*hook)(state);
+      path = write_checkpoint(dir, state, metric);
+      apply_retention(dir, policy);
     } catch (const Error&) {
       error = std::current_exception();
     } catch (const std::exception& e) {
@@ -59,36 +55,56 @@ void CheckpointManager::save_async(CheckpointState state, std::optional<double> 
           Error(detail::concat("checkpoint write of step ", state.step, " failed: ", e.what()),
                 __FILE__, __LINE__));
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    error_ = error;
-    busy_ = false;
+    std::lock_guard<std::mutex> lock(shared->mutex);
+    if (!path.empty()) shared->last_written = path;
+    shared->error = error;
+    shared->busy = false;
+    shared->finished.notify_all();
   });
 }
 
-void CheckpointManager::wait() {
+void CheckpointManager::wait(double timeout_s) {
+  if (timeout_s >= 0) timeout_s_ = timeout_s;
+  if (worker_.joinable() && timeout_s >= 0) {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    const bool done = shared_->finished.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                                                 [this] { return !shared_->busy; });
+    if (!done) {
+      const std::string latest = shared_->last_written;
+      lock.unlock();
+      worker_.detach();
+      shared_ = std::make_shared<Shared>();  // the abandoned thread keeps the old one
+      shared_->last_written = latest;
+      SLIMTRAIN_THROW(Error, "the checkpoint write of step ", writing_step_,
+                      " has not finished after ", timeout_s,
+                      " s (--io-timeout): the file system "
+                      "under ",
+                      checkpoints_dir_, " is not answering; that write is abandoned");
+    }
+  }
   if (worker_.joinable()) worker_.join();
   std::exception_ptr error;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::swap(error, error_);
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    std::swap(error, shared_->error);
   }
   if (error) std::rethrow_exception(error);
 }
 
 bool CheckpointManager::busy() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return busy_;
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->busy;
 }
 
 std::string CheckpointManager::last_written() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_written_;
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->last_written;
 }
 
 void CheckpointManager::set_write_hook_for_testing(
     std::function<void(const CheckpointState&)> hook) {
-  wait();
-  hook_ = std::move(hook);
+  wait(timeout_s_);
+  hook_ = std::make_shared<std::function<void(const CheckpointState&)>>(std::move(hook));
 }
 
 VerifyReport CheckpointManager::verify(const std::string& checkpoint_dir) {

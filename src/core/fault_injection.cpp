@@ -124,9 +124,12 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
                     "': action=full needs phase=checkpoint or phase=log");
   if (plan.phase == FaultPhase::log && plan.action != FaultAction::full)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': phase=log takes action=full");
-  if (plan.times > 0 && plan.action != FaultAction::delay && plan.action != FaultAction::full)
+  // A checkpoint write that hangs times=N: the next writes get through (a file system back).
+  const bool hung_writes = plan.action == FaultAction::hang && plan.phase == FaultPhase::checkpoint;
+  if (plan.times > 0 && plan.action != FaultAction::delay && plan.action != FaultAction::full &&
+      !hung_writes)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
-                    "': times= applies to delays and action=full only");
+                    "': times= applies to delays, action=full and checkpoint hangs only");
   return plan;
 }
 

@@ -43,6 +43,9 @@ std::string first_nonfinite(const std::vector<ckpt::TensorEntry>& tensors) {
 
 // The meta key of the run's best evaluation so far, kept across resumes.
 constexpr const char* kBestKey = "best_evaluation";
+// Seconds the peers wait for rank 0 past the I/O deadline it gives a write: room for it to give
+// up on a hung write and say so in the agreement, instead of the peers timing out first.
+constexpr double kSettleMarginS = 10.0;
 
 }  // namespace
 
@@ -149,9 +152,12 @@ void Checkpointer::wait(bool final) {
     }
     shard_error_ = nullptr;
   }
+  // Rank 0 gives up on a write that outlasts the I/O deadline (a hung file system: a failed
+  // write) a little before the peers would give up on rank 0 in the agreement below.
+  const double io_deadline = s_.io_deadline(s_.checkpoint_bytes_estimate());
   if (s_.rt.rank() == 0) {
     try {
-      manager_.wait();
+      manager_.wait(io_deadline);
     } catch (const std::exception& e) {
       failure = std::make_exception_ptr(
           Error(detail::concat("writing the checkpoint failed on rank 0: ", e.what()), __FILE__,
@@ -161,7 +167,7 @@ void Checkpointer::wait(bool final) {
   // A slow file system delays rank 0 here: the others wait with the I/O deadline, not the
   // collective one. Every rank then throws rank 0's failure, its message included.
   comm::OpOptions io;
-  io.timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
+  io.timeout_s = io_deadline + kSettleMarginS;
   io.tag = "checkpoint-landed";
   const std::int64_t step = in_flight_;
   in_flight_ = -1;

@@ -2,7 +2,8 @@
 # A checkpoint write that fails (a full disk, injected under rank 0's writer) is a warning, not the
 # end of the job: training goes on, the previous checkpoint stays the latest, the next one lands
 # once space is back; --max-failed-checkpoints N failures in a row end the job with exit 1 naming
-# the file system's error, and so does a final checkpoint that cannot be written. metrics.jsonl
+# the file system's error, and so does a final checkpoint that cannot be written. A write that
+# hangs is given up after --io-timeout, at np 1 too. metrics.jsonl
 # on a full disk keeps its events in memory and writes them, in order, once space is back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
@@ -66,6 +67,27 @@ check "a disk that stays full: the run still finishes" expect_rc 0 env \
   --out "$work/log-full"
 check "  naming the events it could not write" contains "metrics.jsonl: [0-9]* event(s) could not be written"
 check "  the file holds what came before" test "$(train_steps "$work/log-full")" = "4 8 12 16"
+
+# A write that hangs (a file system that stops answering) is a failed write once --io-timeout has
+# passed, at np 1 too, where no peer's deadline would end the wait: the job never hangs on it.
+hang=(--data "$D" "${SMALL_JOB[@]}" --eval-every 0 --final-split none --checkpoint-every 10
+  --max-steps 40 --io-timeout 2)
+started=$SECONDS
+check "a hung checkpoint write at np 1 is a failed write, not a hung job" expect_rc 1 env \
+  SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=20,action=hang" timeout 120 "$S" train \
+  "${hang[@]}" --max-failed-checkpoints 2 --out "$work/hung"
+check "  within the two writes' deadlines (2 x ~2 s), not timeout's 120 s" test $((SECONDS - started)) -lt 40
+check "  each named as abandoned after --io-timeout" \
+  contains "checkpoint write of step 20 has not finished after .* s (--io-timeout): the file system under .*checkpoints is not answering; that write is abandoned"
+check "  then the end, naming the latest checkpoint" \
+  contains "checkpoints keep failing (2 failed in a row; --max-failed-checkpoints 2).*the latest checkpoint is .*step-00000010"
+started=$SECONDS
+check "a write hung once at np 2: a warning, and training goes on" expect_rc 0 env \
+  SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=20,action=hang,times=1" "${MPI[@]}" "$S" train \
+  "${hang[@]}" --out "$work/hung2"
+check "  the warning" contains "checkpoint not written: writing the checkpoint failed on rank 0: the checkpoint write of step 20 has not finished"
+check "  step 40 landed" latest_is "$work/hung2" 40
+check "  in well under the timeout" test $((SECONDS - started)) -lt 60
 
 check "action=full outside the checkpoint phase exits 2" expect_rc 2 env \
   SLIMTRAIN_INJECT="rank=0,phase=train,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"

@@ -3,8 +3,10 @@
  * @brief The trainer's checkpoint front end: asynchronous writes (at most one in flight),
  * retention, verification, loading, and finding the newest checkpoint that verifies.
  */
+#include <condition_variable>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -21,7 +23,10 @@ class CheckpointManager {
  public:
   /** @brief Writes under run_dir/checkpoints; ConfigError for an invalid policy. */
   CheckpointManager(std::string run_dir, RetentionPolicy policy);
-  /** @brief Waits for a write in flight; a failure there is logged, not thrown. */
+  /**
+   * @brief Waits for a write in flight (no longer than the last wait's timeout); a failure there
+   * is logged, not thrown.
+   */
   ~CheckpointManager();
   CheckpointManager(const CheckpointManager&) = delete;
   CheckpointManager& operator=(const CheckpointManager&) = delete;
@@ -32,8 +37,13 @@ class CheckpointManager {
    * not written), and writes `state` on a background thread. `metric` feeds best-of retention.
    */
   void save_async(CheckpointState state, std::optional<double> metric = std::nullopt);
-  /** @brief Waits for the write in flight; rethrows its failure (an Error naming file and why). */
-  void wait();
+  /**
+   * @brief Waits for the write in flight; rethrows its failure (an Error naming file and why).
+   * With `timeout_s` >= 0, a write still running after that long is abandoned (its thread left
+   * to the hung file system, touching nothing of this manager) and this throws Error naming the
+   * step, the folder and the timeout: a hung file system is a failed write, not a hung job.
+   */
+  void wait(double timeout_s = -1.0);
   /** @brief True while a write is in flight. */
   bool busy() const;
   /** @brief Path of the newest complete checkpoint ("" if none). */
@@ -60,16 +70,23 @@ class CheckpointManager {
   void set_write_hook_for_testing(std::function<void(const CheckpointState&)> hook);
 
  private:
-  void write_now(const CheckpointState& state, std::optional<double> metric);
+  // What the writer thread touches: shared, so a thread given up on by wait() can outlive this.
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable finished;
+    std::exception_ptr error;
+    std::string last_written;
+    bool busy = false;
+  };
 
   std::string checkpoints_dir_;
   RetentionPolicy policy_;
-  std::function<void(const CheckpointState&)> hook_;
+  // Shared with the writer threads, so a hook's own state (a fault plan's count) carries over.
+  std::shared_ptr<std::function<void(const CheckpointState&)>> hook_;
   std::thread worker_;
-  std::exception_ptr error_;
-  mutable std::mutex mutex_;
-  std::string last_written_;
-  bool busy_ = false;
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  std::int64_t writing_step_ = -1;
+  double timeout_s_ = -1.0;  ///< the last wait's, for the destructor
 };
 
 }  // namespace slimtrain::ckpt

@@ -10,7 +10,8 @@
  * checkpoint of step N: a slow file system). Actions:
  *   delay=D       sleep D (8s, 500ms, 2m); every time the rank reaches that step and phase
  *                 (every attempt of an evaluation with --eval-retries) unless times=N limits it
- *   action=hang   stop arriving at collectives from that step on
+ *   action=hang   stop arriving at collectives from that step on (phase=checkpoint: the
+ *                 write hangs; times=N writes at most, as a file system that comes back)
  *   action=exit   exit abruptly (a dead rank)
  *   action=throw  throw a DataError there, as a corrupt row in the stream reader would
  *   action=desync (train) issue one extra data-plane all-reduce of bytes=B (default 4 MiB,
@@ -37,7 +38,7 @@ struct FaultPlan {
   std::int64_t step = -1;
   FaultAction action = FaultAction::delay;
   double delay_s = 0.0;
-  std::int64_t times = -1;              ///< delay and full: fire at most this often (< 0: always)
+  std::int64_t times = -1;  ///< delay, full, checkpoint hang: at most this often (< 0: always)
   std::int64_t desync_bytes = 4 << 20;  ///< desync only: size of the extra all-reduce
   std::int64_t fired = 0;
 
