@@ -67,9 +67,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
         plan.phase = FaultPhase::checkpoint;
       else if (value == "log")
         plan.phase = FaultPhase::log;
+      else if (value == "read")
+        plan.phase = FaultPhase::read;
       else
         SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: phase='", value,
-                        "' (train, eval, prep, checkpoint or log)");
+                        "' (train, eval, prep, checkpoint, log or read)");
     } else if (key == "action") {
       action_given = true;
       if (value == "delay")
@@ -124,6 +126,10 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
                     "': action=full needs phase=checkpoint or phase=log");
   if (plan.phase == FaultPhase::log && plan.action != FaultAction::full)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': phase=log takes action=full");
+  if (plan.phase == FaultPhase::read && plan.action != FaultAction::hang &&
+      plan.action != FaultAction::delay)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
+                    "': phase=read takes action=hang or delay=D");
   // A checkpoint write that hangs times=N: the next writes get through (a file system back).
   const bool hung_writes = plan.action == FaultAction::hang && plan.phase == FaultPhase::checkpoint;
   if (plan.times > 0 && plan.action != FaultAction::delay && plan.action != FaultAction::full &&
@@ -180,6 +186,7 @@ std::string FaultPlan::describe() const {
                            : phase == FaultPhase::eval       ? "eval"
                            : phase == FaultPhase::checkpoint ? "checkpoint"
                            : phase == FaultPhase::log        ? "log"
+                           : phase == FaultPhase::read       ? "read"
                                                              : "prep";
   const char* action_name = action == FaultAction::delay  ? "delay"
                             : action == FaultAction::hang ? "hang"

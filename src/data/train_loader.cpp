@@ -180,10 +180,22 @@ std::vector<std::int64_t> TrainLoader::epoch_rows(std::int64_t epoch) const {
 
 void TrainLoader::stop_prefetch() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     stop_ = true;
+    changed_.notify_all();
+    // A producer stuck in a read (a hung file system) is not waited for past the deadline, nor
+    // ever again once given up on: it is left to the read, and the job ends on the error that
+    // next() threw.
+    const bool stopped =
+        abandoned_ || options_.wait_timeout_s < 0 ||
+        changed_.wait_for(lock, std::chrono::duration<double>(options_.wait_timeout_s),
+                          [&] { return producer_done_; });
+    if (!stopped || abandoned_) {
+      abandoned_ = true;
+      if (producer_.joinable()) producer_.detach();
+      return;
+    }
   }
-  changed_.notify_all();
   if (producer_.joinable()) producer_.join();
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.clear();
@@ -238,6 +250,8 @@ Batch TrainLoader::make_batch(std::uint8_t* raw, const std::int64_t* labels,
 }
 
 bool TrainLoader::hand_over(Batch batch) {
+  if (fault_.armed(rank_, FaultPhase::read, handed_)) fault_.fire();  // test only
+  ++handed_;
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] {
     return stop_ || static_cast<int>(queue_.size()) < std::max(1, options_.prefetch_batches);
@@ -324,7 +338,15 @@ bool TrainLoader::next(Batch& out) {
     start_epoch(0);
     lock.lock();
   }
-  changed_.wait(lock, [&] { return !queue_.empty() || producer_done_; });
+  const auto ready = [&] { return !queue_.empty() || producer_done_; };
+  if (options_.wait_timeout_s < 0) {
+    changed_.wait(lock, ready);
+  } else if (!changed_.wait_for(lock, std::chrono::duration<double>(options_.wait_timeout_s),
+                                ready)) {
+    SLIMTRAIN_THROW(Error, "the training data reader has not produced a batch in ",
+                    options_.wait_timeout_s, " s (--io-timeout): reading ", info_.path,
+                    " is stalled (a hung file system?)");
+  }
   if (!queue_.empty()) {
     out = std::move(queue_.front());
     queue_.pop_front();

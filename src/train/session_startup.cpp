@@ -238,6 +238,7 @@ void make_optimizer_and_loader(Session& s) {
   lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
   lo.augment = augment_options(cfg);
   lo.group_by_length = cfg.group_by_length;
+  lo.wait_timeout_s = s.io_deadline(0);  // a stalled read ends the job, at np 1 too
   s.loader = std::make_unique<data::TrainLoader>(s.info, "train", s.rt.rank(), s.rt.size(), lo);
   if (s.loader->steps_per_epoch() == 0)
     SLIMTRAIN_THROW(ConfigError, "--batch-size: ", cfg.batch_size, " x ", s.rt.size(),

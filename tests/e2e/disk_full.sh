@@ -3,7 +3,7 @@
 # end of the job: training goes on, the previous checkpoint stays the latest, the next one lands
 # once space is back; --max-failed-checkpoints N failures in a row end the job with exit 1 naming
 # the file system's error, and so does a final checkpoint that cannot be written. A write that
-# hangs is given up after --io-timeout, at np 1 too. metrics.jsonl
+# hangs is given up after --io-timeout, at np 1 too, and so is a read that stalls. metrics.jsonl
 # on a full disk keeps its events in memory and writes them, in order, once space is back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
@@ -88,6 +88,20 @@ check "a write hung once at np 2: a warning, and training goes on" expect_rc 0 e
 check "  the warning" contains "checkpoint not written: writing the checkpoint failed on rank 0: the checkpoint write of step 20 has not finished"
 check "  step 40 landed" latest_is "$work/hung2" 40
 check "  in well under the timeout" test $((SECONDS - started)) -lt 60
+
+# A read that stalls (the prefetch thread stuck in a hung file system): the trainer waits for its
+# batch no longer than --io-timeout, at np 1 too, and ends naming the file; the checkpoint before
+# it stays the latest.
+started=$SECONDS
+check "a stalled read at np 1 ends the job with exit 1" expect_rc 1 env \
+  SLIMTRAIN_INJECT="rank=0,phase=read,step=25,action=hang" timeout 120 "$S" train "${hang[@]}" \
+  --out "$work/stalled"
+check "  within --io-timeout (2 s) and start-up, not timeout's 120 s" test $((SECONDS - started)) -lt 40
+check "  naming the file" contains "the training data reader has not produced a batch in 2 s (--io-timeout): reading .*data.h5 is stalled"
+check "  step 20's checkpoint is the latest" latest_is "$work/stalled" 20
+check "phase=read takes hang or delay only: exit 2" expect_rc 2 env \
+  SLIMTRAIN_INJECT="rank=0,phase=read,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"
+check "  naming it" contains "action=full needs phase=checkpoint or phase=log"
 
 check "action=full outside the checkpoint phase exits 2" expect_rc 2 env \
   SLIMTRAIN_INJECT="rank=0,phase=train,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"

@@ -7,7 +7,9 @@
  * Phases: train (a training step; step N is the step being computed), eval (an evaluation at
  * step N; in `slimtrain eval`, step 0 is before the checkpoint is resolved), prep (`slimtrain
  * prep`, step 0: inside the collective HDF5 write), checkpoint (rank 0's background write of the
- * checkpoint of step N: a slow file system). Actions:
+ * checkpoint of step N: a slow file system), read (the training loader's prefetch thread before
+ * it hands over its N-th batch of the run, counted from 0: a stalled read; hang or delay only).
+ * Actions:
  *   delay=D       sleep D (8s, 500ms, 2m); every time the rank reaches that step and phase
  *                 (every attempt of an evaluation with --eval-retries) unless times=N limits it
  *   action=hang   stop arriving at collectives from that step on (phase=checkpoint: the
@@ -29,7 +31,7 @@
 
 namespace slimtrain {
 
-enum class FaultPhase { none, train, eval, prep, checkpoint, log };
+enum class FaultPhase { none, train, eval, prep, checkpoint, log, read };
 enum class FaultAction { delay, hang, exit, fail, desync, slow, nan, full };
 
 struct FaultPlan {

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/data/augment.hpp"
 #include "slimtrain/data/batch.hpp"
 #include "slimtrain/data/dataset_info.hpp"
@@ -37,6 +38,12 @@ struct LoaderOptions {
   std::string mode = "auto";
   std::size_t memory_budget_bytes = 2ull << 30;
   int prefetch_batches = 4;
+  /**
+   * @brief Seconds next() waits for the prefetch thread's batch, and a restart for it to stop
+   * (< 0: no limit). Past it the read is stalled (a hung file system): next() throws Error
+   * naming the file, and the thread is abandoned to it (the trainer passes --io-timeout).
+   */
+  double wait_timeout_s = -1.0;
   /** @brief stream mode: blocks per shuffle buffer. */
   int shuffle_blocks = 8;
   /** @brief Off by default; applied on the prefetch thread. */
@@ -134,6 +141,10 @@ class TrainLoader {
   bool producer_done_ = true;
   bool stop_ = false;
   std::exception_ptr producer_error_;
+  // A producer that outlived wait_timeout_s: detached and never waited for again.
+  bool abandoned_ = false;
+  std::int64_t handed_ = 0;  ///< batches handed over in this loader's life (phase=read's step)
+  FaultPlan fault_ = FaultPlan::from_env();
 };
 
 }  // namespace slimtrain::data
