@@ -69,9 +69,11 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
         plan.phase = FaultPhase::log;
       else if (value == "read")
         plan.phase = FaultPhase::read;
+      else if (value == "copy")
+        plan.phase = FaultPhase::copy;
       else
         SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT: phase='", value,
-                        "' (train, eval, prep, checkpoint, log or read)");
+                        "' (train, eval, prep, checkpoint, log, read or copy)");
     } else if (key == "action") {
       action_given = true;
       if (value == "delay")
@@ -126,6 +128,8 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
                     "': action=full needs phase=checkpoint or phase=log");
   if (plan.phase == FaultPhase::log && plan.action != FaultAction::full)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': phase=log takes action=full");
+  if (plan.phase == FaultPhase::copy && plan.action != FaultAction::delay)
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec, "': phase=copy takes delay=D");
   if (plan.phase == FaultPhase::read && plan.action != FaultAction::hang &&
       plan.action != FaultAction::delay)
     SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_INJECT='", spec,
@@ -187,6 +191,7 @@ std::string FaultPlan::describe() const {
                            : phase == FaultPhase::checkpoint ? "checkpoint"
                            : phase == FaultPhase::log        ? "log"
                            : phase == FaultPhase::read       ? "read"
+                           : phase == FaultPhase::copy       ? "copy"
                                                              : "prep";
   const char* action_name = action == FaultAction::delay  ? "delay"
                             : action == FaultAction::hang ? "hang"

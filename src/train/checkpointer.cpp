@@ -240,6 +240,7 @@ void Checkpointer::save(const Position& at) {
         {"world_size", s_.rt.size()}, {"batch_size", s_.cfg.batch_size},      {"data", s_.cfg.data},
         {"metrics", metrics},         {"class_names", s_.info.class_names}};
     if (best_) state.meta[kBestKey] = {{"metric", best_metric_name(s_.cfg)}, {"value", *best_}};
+    if (s_.fault.armed(0, FaultPhase::copy, at.step)) s_.fault.fire();  // test only
     state.tensors = ckpt::host_copy(*s_.model);
     nonfinite = first_nonfinite(state.tensors);
     if (nonfinite.empty()) {
@@ -250,6 +251,13 @@ void Checkpointer::save(const Position& at) {
       manager_.save_async(std::move(state), metric);
     }
   }
+  // Rank 0's host copy (and, without --shard, the optimizer's serialisation) of a large model can
+  // take longer than a collective deadline: the peers wait for it here, under the I/O deadline,
+  // instead of in the next step's control reduction.
+  comm::OpOptions copied;
+  copied.timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
+  copied.tag = "checkpoint-copied";
+  comm::agree_or_throw(*s_.control, nullptr, copied);
   in_flight_ = at.step;  // on every rank alike (rank 0 alone knows of a skipped write)
   written_step_ = at.step;
   last_ = Clock::now();

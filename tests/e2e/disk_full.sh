@@ -103,6 +103,16 @@ check "phase=read takes hang or delay only: exit 2" expect_rc 2 env \
   SLIMTRAIN_INJECT="rank=0,phase=read,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"
 check "  naming it" contains "action=full needs phase=checkpoint or phase=log"
 
+# Rank 0's host copy of a checkpoint (a large model) that takes longer than a collective
+# deadline: the peers wait for it under the I/O deadline, not in the next step's reduction (which
+# ended the job: "missing ranks: 0 ... now: checkpoint copy at step 20").
+check "a host copy longer than --collective-timeout: the peers wait for it" expect_rc 0 env \
+  SLIMTRAIN_INJECT="rank=0,phase=copy,step=20,delay=5s" "${MPI[@]}" "$S" train \
+  --data "$D" "${SMALL_JOB[@]}" --eval-every 0 --final-split none --checkpoint-every 10 \
+  --max-steps 30 --collective-timeout 2 --io-timeout 30 --out "$work/copy"
+check "  the copy was slow" contains "fault injection .*phase=copy step=20 action=delay delay=5s"
+check "  and the run finished, step 30 the latest" latest_is "$work/copy" 30
+
 check "action=full outside the checkpoint phase exits 2" expect_rc 2 env \
   SLIMTRAIN_INJECT="rank=0,phase=train,step=3,action=full" "$S" train "${recipe[@]}" --out "$work/x"
 check "  naming it" contains "action=full needs phase=checkpoint or phase=log"

@@ -8,7 +8,8 @@
  * step N; in `slimtrain eval`, step 0 is before the checkpoint is resolved), prep (`slimtrain
  * prep`, step 0: inside the collective HDF5 write), checkpoint (rank 0's background write of the
  * checkpoint of step N: a slow file system), read (the training loader's prefetch thread before
- * it hands over its N-th batch of the run, counted from 0: a stalled read; hang or delay only).
+ * it hands over its N-th batch of the run, counted from 0: a stalled read; hang or delay only),
+ * copy (rank 0's host copy of the checkpoint of step N, before its write: a large model; delay).
  * Actions:
  *   delay=D       sleep D (8s, 500ms, 2m); every time the rank reaches that step and phase
  *                 (every attempt of an evaluation with --eval-retries) unless times=N limits it
@@ -31,7 +32,7 @@
 
 namespace slimtrain {
 
-enum class FaultPhase { none, train, eval, prep, checkpoint, log, read };
+enum class FaultPhase { none, train, eval, prep, checkpoint, log, read, copy };
 enum class FaultAction { delay, hang, exit, fail, desync, slow, nan, full };
 
 struct FaultPlan {
