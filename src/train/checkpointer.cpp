@@ -1,7 +1,9 @@
 #include "slimtrain/train/checkpointer.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "slimtrain/ckpt/optimizer_shards.hpp"
 #include "slimtrain/ckpt/rank_files.hpp"
@@ -78,22 +80,34 @@ Checkpointer::Checkpointer(Session& s, std::int64_t written_step, std::optional<
   }
 }
 
-Checkpointer::~Checkpointer() {
-  if (shard_writer_.joinable()) shard_writer_.join();
-}
+Checkpointer::~Checkpointer() = default;
 
 void Checkpointer::start_shard_write(std::int64_t step) {
   ckpt::FlatOptimizerState state =
       flat_state(*s_.optimizer, s_.cfg.optim.name, s_.optimizer_spans());
-  shard_error_ = nullptr;
-  shard_writer_ = std::thread([this, step, state = std::move(state)] {
+  shard_write_ = std::make_shared<ShardWrite>();
+  // Test only: a hung file system (phase=checkpoint,action=hang) hangs this file too. Counted
+  // here, on the plan that lasts, so times=N holds across checkpoints.
+  std::optional<FaultPlan> hang;
+  if (s_.fault.action == FaultAction::hang &&
+      s_.fault.armed(s_.rt.rank(), FaultPhase::checkpoint, step)) {
+    hang = s_.fault;
+    ++s_.fault.fired;
+  }
+  std::thread([shared = shard_write_, dir = manager_.checkpoints_dir(), step, hang,
+               name = ckpt::shard_file_name(s_.rt.rank()), state = std::move(state)]() mutable {
+    std::exception_ptr error;
     try {
-      ckpt::stage_rank_file(manager_.checkpoints_dir(), step, ckpt::shard_file_name(s_.rt.rank()),
-                            ckpt::serialize_shard(state));
+      if (hang) hang->fire();
+      ckpt::stage_rank_file(dir, step, name, ckpt::serialize_shard(state));
     } catch (...) {
-      shard_error_ = std::current_exception();
+      error = std::current_exception();
     }
-  });
+    std::lock_guard<std::mutex> lock(shared->mutex);
+    shared->error = error;
+    shared->done = true;
+    shared->finished.notify_all();
+  }).detach();
 }
 
 nlohmann::json Checkpointer::shard_meta(int writers) const {
@@ -140,28 +154,38 @@ bool Checkpointer::note_evaluation(const eval::Metrics& metrics, std::int64_t st
 void Checkpointer::wait(bool final) {
   comm::set_activity("checkpoint wait", -1);
   std::exception_ptr failure;
-  if (shard_writer_.joinable()) shard_writer_.join();
-  if (shard_error_) {
-    try {
-      std::rethrow_exception(shard_error_);
-    } catch (const std::exception& e) {
-      failure = std::make_exception_ptr(
-          Error(detail::concat("writing its optimizer shard failed on rank ", s_.rt.rank(), ": ",
-                               e.what()),
-                __FILE__, __LINE__));
-    }
-    shard_error_ = nullptr;
-  }
-  // Rank 0 gives up on a write that outlasts the I/O deadline (a hung file system: a failed
-  // write) a little before the peers would give up on rank 0 in the agreement below.
+  // Each rank gives up on a write that outlasts the I/O deadline (a hung file system: a failed
+  // write) a little before its peers would give up on it in the agreement below.
   const double io_deadline = s_.io_deadline(s_.checkpoint_bytes_estimate());
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(io_deadline));
+  if (const std::shared_ptr<ShardWrite> shard = std::exchange(shard_write_, nullptr)) {
+    std::unique_lock<std::mutex> lock(shard->mutex);
+    if (!shard->finished.wait_until(lock, until, [&] { return shard->done; })) {
+      failure = std::make_exception_ptr(Error(
+          detail::concat("writing its optimizer shard has not finished on rank ", s_.rt.rank(),
+                         " after ", io_deadline, " s (--io-timeout); that write is abandoned"),
+          __FILE__, __LINE__));
+    } else if (shard->error) {
+      try {
+        std::rethrow_exception(shard->error);
+      } catch (const std::exception& e) {
+        failure = std::make_exception_ptr(
+            Error(detail::concat("writing its optimizer shard failed on rank ", s_.rt.rank(), ": ",
+                                 e.what()),
+                  __FILE__, __LINE__));
+      }
+    }
+  }
   if (s_.rt.rank() == 0) {
     try {
-      manager_.wait(io_deadline);
+      manager_.wait(std::max(0.0, std::chrono::duration<double>(until - Clock::now()).count()));
     } catch (const std::exception& e) {
-      failure = std::make_exception_ptr(
-          Error(detail::concat("writing the checkpoint failed on rank 0: ", e.what()), __FILE__,
-                __LINE__));
+      // The optimizer file's failure, when there is one, came first and says more.
+      if (!failure)
+        failure = std::make_exception_ptr(
+            Error(detail::concat("writing the checkpoint failed on rank 0: ", e.what()), __FILE__,
+                  __LINE__));
     }
   }
   // A slow file system delays rank 0 here: the others wait with the I/O deadline, not the

@@ -10,8 +10,10 @@
  * so the best checkpoint kept is one that was evaluated.
  */
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -100,8 +102,15 @@ class Checkpointer {
   Session& s_;
   std::int64_t in_flight_ = -1;  ///< the step whose write is in flight, or -1
   int failed_in_a_row_ = 0;      ///< checkpoint writes that failed in a row
-  std::thread shard_writer_;
-  std::exception_ptr shard_error_;
+  // This rank's optimizer file of the checkpoint in flight, written by a detached thread that
+  // holds only this state: a wait that gives up on it (a hung file system) leaves it behind.
+  struct ShardWrite {
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    std::exception_ptr error;
+  };
+  std::shared_ptr<ShardWrite> shard_write_;
   ckpt::CheckpointManager manager_;
   struct Evaluated {
     std::int64_t step = 0;
