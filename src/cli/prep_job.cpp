@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "slimtrain/cli/prep_output.hpp"
 #include "slimtrain/comm/agreement.hpp"
@@ -70,18 +69,13 @@ void place(comm::ControlPlane& control, SplitBuffer& split) {
 // --skip-bad: every rank's notes, in rank order, on every rank.
 std::vector<std::string> gather_skipped(comm::ControlPlane& control,
                                         const std::vector<SplitBuffer>& splits) {
-  std::vector<std::string> all;
   std::string mine;
   for (const SplitBuffer& s : splits)
     for (const std::string& note : s.skipped) mine += note + "\n";
-  for (int r = 0; r < control.size(); ++r) {
-    std::istringstream theirs(control.broadcast(control.rank() == r ? mine : std::string(), r));
-    for (std::string line; std::getline(theirs, line);) all.push_back(line);
-  }
-  return all;
+  return gather_lines(control, mine);
 }
 
-// Per-channel sums over this rank's train slice: [sum_0..sum_C-1, sumsq_0..sumsq_C-1].
+// Every label of this rank's slice against [0, num_classes).
 void check_labels(const SplitBuffer& split, std::int64_t num_classes) {
   for (std::size_t i = 0; i < split.y.size(); ++i) {
     if (split.y[i] >= num_classes) {
@@ -139,11 +133,7 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
   const int rank = control.rank(), size = control.size();
   using comm::on_all_ranks;
 
-  if (!options.class_names.empty() && options.num_classes > 0 &&
-      static_cast<std::int64_t>(options.class_names.size()) != options.num_classes) {
-    SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
-                    " names given but --num-classes is ", options.num_classes);
-  }
+  check_class_options(options);
   check_output(control, options);
   if (test && test->sample_shape() != train.sample_shape()) {
     SLIMTRAIN_THROW(DataError, test->describe(), ": sample shape differs from ", train.describe());

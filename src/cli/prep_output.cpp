@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <sstream>
 
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
@@ -29,6 +30,22 @@ void check_output(comm::ControlPlane& control, const PrepOptions& options) {
     if (fs::is_directory(output))
       SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " is a directory");
   });
+}
+
+void check_class_options(const PrepOptions& options) {
+  if (!options.class_names.empty() && options.num_classes > 0 &&
+      static_cast<std::int64_t>(options.class_names.size()) != options.num_classes)
+    SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
+                    " names given but --num-classes is ", options.num_classes);
+}
+
+std::vector<std::string> gather_lines(comm::ControlPlane& control, const std::string& mine) {
+  std::vector<std::string> all;
+  for (int r = 0; r < control.size(); ++r) {
+    std::istringstream theirs(control.broadcast(control.rank() == r ? mine : std::string(), r));
+    for (std::string line; std::getline(theirs, line);) all.push_back(line);
+  }
+  return all;
 }
 
 Hid RowWriter::create(hid_t parent, const std::string& name, hid_t file_type,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "slimtrain/cli/prep_output.hpp"
@@ -37,7 +36,6 @@ struct TextSplit {
   std::vector<std::string> skipped;   // --skip-bad: "record: why"
   data::Range mine{0, 0}, tokens{0, 0};
   std::int64_t total = 0, total_tokens = 0;
-  bool integer_labels = false, named_labels = false;
   std::string first_integer, first_name;  // records, for the mixed-labels message
 };
 
@@ -65,7 +63,6 @@ void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& s
       split.source.push_back(row);
       std::string& first = record.integer_label ? split.first_integer : split.first_name;
       if (first.empty()) first = split.table->describe_record(row) + " has '" + record.label + "'";
-      (record.integer_label ? split.integer_labels : split.named_labels) = true;
     } catch (const DataError& e) {
       split.ids.resize(before);
       if (!skip_bad) throw;
@@ -89,16 +86,6 @@ std::string train_tokenizer(const TextSplit& train, const data::TokenizerTrainin
   log::info("prep text: training a ", training.type, " tokenizer of ", training.vocab_size,
             " pieces on ", texts.size(), " training texts");
   return Tokenizer::train(texts, training).bytes();
-}
-
-// Every rank's text in rank order, on every rank: the lines of `mine`.
-std::vector<std::string> gather_lines(comm::ControlPlane& control, const std::string& mine) {
-  std::vector<std::string> all;
-  for (int r = 0; r < control.size(); ++r) {
-    std::istringstream theirs(control.broadcast(control.rank() == r ? mine : std::string(), r));
-    for (std::string line; std::getline(theirs, line);) all.push_back(line);
-  }
-  return all;
 }
 
 // Class indices for every split's labels: integers as written, or names in --class-names order
@@ -258,10 +245,7 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
                     "--vocab-size and --tokenizer-type train a tokenizer; with "
                     "--tokenizer the given one is used as it is");
   options.skip_bad = cl.get<bool>("skip-bad");
-  if (!options.class_names.empty() && options.num_classes > 0 &&
-      static_cast<std::int64_t>(options.class_names.size()) != options.num_classes)
-    SLIMTRAIN_THROW(ConfigError, "--class-names: ", options.class_names.size(),
-                    " names given but --num-classes is ", options.num_classes);
+  check_class_options(options);
   check_output(control, options);
 
   std::unique_ptr<TextTable> train_table, test_table;

@@ -42,9 +42,6 @@ class Module : public SentencePieceModule {
   std::string encode(const std::string& text, std::vector<int>& ids) const override {
     return text_of(processor_.Encode(text, &ids));
   }
-  std::string decode(const std::vector<int>& ids, std::string& text) const override {
-    return text_of(processor_.Decode(ids, &text));
-  }
   int piece_size() const override { return processor_.GetPieceSize(); }
   int pad_id() const override { return processor_.pad_id(); }
   int unk_id() const override { return processor_.unk_id(); }

@@ -76,8 +76,6 @@ Tokenizer Tokenizer::load(const std::string& model_bytes, const std::string& whe
 
 Tokenizer Tokenizer::train(const std::vector<std::string>& texts,
                            const TokenizerTraining& options) {
-  if (options.type != "unigram" && options.type != "bpe")
-    SLIMTRAIN_THROW(ConfigError, "--tokenizer-type: '", options.type, "' is not unigram or bpe");
   if (texts.empty()) SLIMTRAIN_THROW(DataError, "no training texts to train a tokenizer on");
   // pad 0 so that padded batches read as padding to any model; <sep> is a control piece: text
   // never encodes to it, only the joining of a pair does.
@@ -109,13 +107,6 @@ void Tokenizer::encode(const std::string& text, std::vector<std::int32_t>& ids) 
   const std::string error = processor_->encode(text, piece_ids);
   if (!error.empty()) SLIMTRAIN_THROW(DataError, "SentencePiece cannot encode: ", error);
   ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
-}
-
-std::string Tokenizer::decode(const std::vector<std::int32_t>& ids) const {
-  std::string text;
-  const std::string error = processor_->decode(std::vector<int>(ids.begin(), ids.end()), text);
-  if (!error.empty()) SLIMTRAIN_THROW(DataError, "SentencePiece cannot decode: ", error);
-  return text;
 }
 
 std::int64_t Tokenizer::vocab_size() const {

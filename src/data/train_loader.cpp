@@ -186,12 +186,11 @@ void TrainLoader::stop_prefetch() {
     // A producer stuck in a read (a hung file system) is not waited for past the deadline, nor
     // ever again once given up on: it is left to the read, and the job ends on the error that
     // next() threw.
-    const bool stopped =
-        abandoned_ || options_.wait_timeout_s < 0 ||
-        changed_.wait_for(lock, std::chrono::duration<double>(options_.wait_timeout_s),
-                          [&] { return producer_done_; });
-    if (!stopped || abandoned_) {
+    if (!abandoned_ && options_.wait_timeout_s >= 0 &&
+        !changed_.wait_for(lock, std::chrono::duration<double>(options_.wait_timeout_s),
+                           [&] { return producer_done_; }))
       abandoned_ = true;
+    if (abandoned_) {
       if (producer_.joinable()) producer_.detach();
       return;
     }

@@ -21,6 +21,12 @@ namespace slimtrain::cli {
 /** @brief Collective: ConfigError on every rank when -o exists (without --force) or is a folder. */
 void check_output(comm::ControlPlane& control, const PrepOptions& options);
 
+/** @brief ConfigError when --class-names and --num-classes disagree on the count. */
+void check_class_options(const PrepOptions& options);
+
+/** @brief Collective: every rank's lines (`mine`, one per line), in rank order, on every rank. */
+std::vector<std::string> gather_lines(comm::ControlPlane& control, const std::string& mine);
+
 /** @brief Creates and fills datasets of rows, chunked along N (and compressed) per PrepOptions. */
 class RowWriter {
  public:
@@ -42,10 +48,10 @@ class RowWriter {
 
 /**
  * @brief Collective over `control` and `io_comm` (the same ranks): creates a temporary file
- * beside options.output (MPI-IO, also at one rank: the bytes are the same at any count), calls `body` on every rank, then
- * fsyncs and renames it to options.output. A rank that fails inside `body` ends the job (its
- * peers wait in MPI-IO); a stalled one is ended after options.io_timeout_s. The temporary file
- * never outlives the job.
+ * beside options.output (MPI-IO, also at one rank: the bytes are the same at any count), calls
+ * `body` on every rank, then fsyncs and renames it to options.output. A rank that fails inside
+ * `body` ends the job (its peers wait in MPI-IO); a stalled one is ended after
+ * options.io_timeout_s. The temporary file never outlives the job.
  */
 void write_output_atomically(comm::ControlPlane& control, MPI_Comm io_comm,
                              const PrepOptions& options,

@@ -19,7 +19,7 @@ class SentencePieceModule;
 
 struct TokenizerTraining {
   std::int64_t vocab_size = 8000;
-  /** @brief "unigram" or "bpe". */
+  /** @brief "unigram" or "bpe" (the caller checks the option). */
   std::string type = "unigram";
   int threads = 1;
 };
@@ -41,7 +41,6 @@ class Tokenizer {
 
   /** @brief Appends the ids of `text` to `ids`. */
   void encode(const std::string& text, std::vector<std::int32_t>& ids) const;
-  std::string decode(const std::vector<std::int32_t>& ids) const;
   std::int64_t vocab_size() const;
   /** @brief The model's pad piece, or 0 when it has none (the mask marks padding anyway). */
   std::int64_t pad_id() const;

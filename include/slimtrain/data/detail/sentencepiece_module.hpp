@@ -26,7 +26,6 @@ class SentencePieceModule {
                             const std::unordered_map<std::string, std::string>& spec,
                             std::string& model_bytes) = 0;
   virtual std::string encode(const std::string& text, std::vector<int>& ids) const = 0;
-  virtual std::string decode(const std::vector<int>& ids, std::string& text) const = 0;
   virtual int piece_size() const = 0;
   virtual int pad_id() const = 0;
   virtual int unk_id() const = 0;
