@@ -6,6 +6,18 @@ bin=$build/apps/slimtrain
 [ -x "$bin" ] || { echo "bench/$bench_name: no $bin (build slimtrain first)" >&2; exit 2; }
 PY=/usr/bin/python3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+# The benchmarks measure slimtrain as it chooses OpenBLAS's kernels (runtime/blas_kernels.hpp),
+# and give its peers the same kernels. An OPENBLAS_CORETYPE found in the environment would pin
+# every program to one set: some machines' login environments set one (an AVX-512 EPYC here had
+# OPENBLAS_CORETYPE=Haswell, 1.8x slower than the kernels OpenBLAS picks by itself). It is
+# unset, and kept in bench_env_coretype for the scripts that report it;
+# BENCH_KEEP_OPENBLAS_CORETYPE=1 keeps it.
+bench_env_coretype=${BENCH_ENV_OPENBLAS_CORETYPE:-${OPENBLAS_CORETYPE:-}}
+export BENCH_ENV_OPENBLAS_CORETYPE=$bench_env_coretype  # for the scripts run.sh runs in turn
+if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "${BENCH_KEEP_OPENBLAS_CORETYPE:-0}" != 1 ]; then
+  echo "bench/$bench_name: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE from the environment unset (slimtrain chooses the kernels; BENCH_KEEP_OPENBLAS_CORETYPE=1 keeps it)"
+  unset OPENBLAS_CORETYPE
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -3,9 +3,10 @@
 # training. First slimtrain decides on a fresh cache (every kernel set this CPU's flags allow,
 # timed with a 1024-cubed sgemm on one core, OpenBLAS's own choice first); then the mlp 2048x2048
 # at batch 256, np 2 x 1 thread, trains with the chosen kernels, with OpenBLAS's own choice
-# (OPENBLAS_CORETYPE set to it, which slimtrain leaves alone), and with the AVX2 Haswell kernels
-# (what Debian's OpenBLAS 0.3.21 loads on an AVX-512 EPYC of family 26, issue 33), alternating
-# REPS times.
+# (OPENBLAS_CORETYPE set to it, which slimtrain leaves alone), and with the kernels the
+# environment's OPENBLAS_CORETYPE named when the script started (bench/lib.sh unsets it; the AVX2
+# Haswell kernels when none was set: issue 33's AVX-512 EPYC ran them because its environment set
+# OPENBLAS_CORETYPE=Haswell), alternating REPS times.
 # Usage: bench/train/kernels.sh [build-dir]
 # Environment: REPS (3), STEPS timed steps (150), WARMUP (20).
 set -euo pipefail
@@ -18,9 +19,11 @@ bench_name=train
 . "$root/bench/lib.sh"
 positive_ints "$reps" "$steps" "$warmup"
 if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
-  echo "bench/train kernels: OPENBLAS_CORETYPE is set ($OPENBLAS_CORETYPE): unset it to measure the choice" >&2
+  echo "bench/train kernels: OPENBLAS_CORETYPE is kept ($OPENBLAS_CORETYPE): unset BENCH_KEEP_OPENBLAS_CORETYPE to measure the choice" >&2
   exit 2
 fi
+# What the environment the script started in would have run (the Haswell row when unset).
+env_kernels=${bench_env_coretype:-Haswell}
 cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 
 # start_field RUN KEY: a field of the start event's blas_kernels.
@@ -50,7 +53,7 @@ own=$(start_field decide own)
 chosen=$(start_field decide chosen)
 grep -o 'BLAS: .*' "$work/decide.log" | head -n 1 | sed 's/(\/usr[^)]*)//'
 configs=(chosen own)
-[ "$chosen" != Haswell ] && [ "$own" != Haswell ] && configs+=(haswell)
+[ "$chosen" != "$env_kernels" ] && [ "$own" != "$env_kernels" ] && configs+=(environment)
 for r in $(seq 1 "$reps"); do
   order=("${configs[@]}")
   [ $((r % 2)) = 0 ] && mapfile -t order < <(printf '%s\n' "${configs[@]}" | tac)
@@ -58,15 +61,15 @@ for r in $(seq 1 "$reps"); do
     case $c in
       chosen) slim "$c.$r" "$steps" SLIMTRAIN_CACHE_DIR="$work/cache" ;;
       own) slim "$c.$r" "$steps" OPENBLAS_CORETYPE="$own" ;;
-      haswell) slim "$c.$r" "$steps" OPENBLAS_CORETYPE=Haswell ;;
+      environment) slim "$c.$r" "$steps" OPENBLAS_CORETYPE="$env_kernels" ;;
     esac
   done
 done
 
-"$PY" - "$work" "$reps" "$cpu" "${configs[@]}" <<'PYEOF'
+"$PY" - "$work" "$reps" "$cpu" "${bench_env_coretype:--}" "${configs[@]}" <<'PYEOF'
 import json, statistics, sys
-work, reps, cpu = sys.argv[1:4]
-configs = sys.argv[4:]
+work, reps, cpu, env_coretype = sys.argv[1:5]
+configs = sys.argv[5:]
 reps = int(reps)
 
 def events(run):
@@ -91,15 +94,20 @@ med = {}
 for c in configs:
     values = [sps(f"{c}.{r}") for r in range(1, reps + 1)]
     med[c] = statistics.median(values)
-    print(f"  {c:8s} ({loaded(f'{c}.1'):10s})" + "".join(f"{v:9.0f}" for v in values)
+    print(f"  {c:11s} ({loaded(f'{c}.1'):10s})" + "".join(f"{v:9.0f}" for v in values)
           + f"   median {med[c]:.0f}")
+if env_coretype != "-":
+    print(f"  (the environment this ran in set OPENBLAS_CORETYPE={env_coretype}: the environment "
+          "row is what slimtrain runs there, and it says so in a warning)")
 print(f"RESULT train kernels chosen={k['chosen']} chosen_gflops={k['chosen_gflops']:.1f} "
       f"own={k['own']} own_gflops={k['own_gflops']:.1f} "
       f"ratio={k['chosen_gflops'] / k['own_gflops']:.3f} {rates}")
 line = (f"RESULT train kernels_mlp model=mlp-2048x2048 batch=256 ranks=2 chosen={k['chosen']} "
         f"chosen_sps={med['chosen']:.1f} own={k['own']} own_sps={med['own']:.1f} "
         f"ratio={med['chosen'] / med['own']:.3f} target=1.30")
-if "haswell" in med:
-    line += f" haswell_sps={med['haswell']:.1f} haswell_ratio={med['chosen'] / med['haswell']:.3f}"
+if "environment" in med:
+    env = loaded("environment.1")
+    line += (f" env_coretype={env_coretype} env_kernels={env} env_sps={med['environment']:.1f} "
+             f"env_ratio={med['chosen'] / med['environment']:.3f}")
 print(line)
 PYEOF

@@ -46,14 +46,20 @@ std::uint64_t fnv1a(const std::string& text) {
 // build (its configuration string carries the version, and the file).
 std::string cache_key(const BlasInfo& blas) {
   const CpuInfo& cpu = cpu_info();
+  // The configuration string names the kernels loaded ("... USE_OPENMP Haswell MAX_THREADS=64"),
+  // which a user's OPENBLAS_CORETYPE changes: the build is the rest of it.
+  std::string build = blas.detail;
+  if (!blas.kernels.empty())
+    for (std::size_t at; (at = build.find(blas.kernels)) != std::string::npos;)
+      build.erase(at, blas.kernels.size());
   std::string flags;
   for (const std::string& f : cpu.flags) flags += f + " ";
   const char* test_own = std::getenv("SLIMTRAIN_TEST_OPENBLAS_OWN");  // kernel_probe.cpp
   if (test_own != nullptr) flags += std::string("test-own=") + test_own;
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016" PRIx64,
-                fnv1a(cpu.model + "\n" + cpu.vendor + "\n" + flags + "\n" + blas.detail + "\n" +
-                      blas.library));
+  std::snprintf(
+      hex, sizeof hex, "%016" PRIx64,
+      fnv1a(cpu.model + "\n" + cpu.vendor + "\n" + flags + "\n" + build + "\n" + blas.library));
   return hex;
 }
 
@@ -112,9 +118,51 @@ const KernelRate* KernelChoice::chosen() const {
   return own();
 }
 
+const KernelRate* KernelChoice::fastest() const {
+  const KernelRate* best = nullptr;
+  for (const KernelRate& r : rates)
+    if (best == nullptr || r.gflops > best->gflops) best = &r;
+  return best;
+}
+
+const KernelRate* KernelChoice::rate_of(const std::string& name) const {
+  for (const KernelRate& r : rates)
+    if (r.kernels == name) return &r;
+  return nullptr;
+}
+
+std::string KernelChoice::slower_than_best_warning() const {
+  const KernelRate* mine = rate_of(yours);
+  const KernelRate* best = fastest();
+  if (yours.empty() || mine == nullptr || best == nullptr ||
+      best->gflops < mine->gflops * kKernelMargin)
+    return "";
+  char times[16];
+  std::snprintf(times, sizeof times, "%.2f", best->gflops / mine->gflops);
+  return "OPENBLAS_CORETYPE in the environment loads OpenBLAS's " + name_of(*mine) + " kernels, " +
+         figure(mine->gflops) + " GFLOP/s where " + name_of(*best) + "'s run " +
+         figure(best->gflops) + " on this CPU (" + times +
+         "x; 1024-cubed sgemm on one core): matrix products run that much slower. Kept, as you "
+         "set it; unset OPENBLAS_CORETYPE (or set it to " +
+         name_of(*best) + ") to run the fastest";
+}
+
 std::string KernelChoice::describe() const {
-  if (how.rfind("set by you", 0) == 0)
-    return "; OPENBLAS_CORETYPE set by you: kernels not measured";
+  if (!yours.empty()) {
+    const KernelRate* mine = rate_of(yours);
+    if (mine == nullptr)
+      return "; OPENBLAS_CORETYPE set by you (" + yours + "): kernels not compared (" +
+             (rates.empty() ? how : "no figure for " + yours) + ")";
+    std::string out =
+        "; OPENBLAS_CORETYPE set by you, kept: " + yours + " " + figure(mine->gflops) + " GFLOP/s";
+    const KernelRate* best = fastest();
+    if (best != mine && best->gflops >= mine->gflops * kKernelMargin)
+      out += ", " + name_of(*best) + " " + figure(best->gflops) + " on this CPU";
+    else
+      out += ", no other set " + std::to_string(static_cast<int>((kKernelMargin - 1) * 100 + 0.5)) +
+             "% faster";
+    return out + "; 1024-cubed sgemm on one core, " + how;
+  }
   if (rates.empty()) return "; kernels not measured (" + how + "): OpenBLAS's own choice kept";
   std::string others;
   for (const KernelRate& r : rates) {
@@ -141,6 +189,7 @@ std::string KernelChoice::serialise() const {
   for (const KernelRate& r : rates)
     out << "rate " << (r.requested.empty() ? "-" : r.requested) << " "
         << (r.kernels.empty() ? "?" : r.kernels) << " " << figure(r.gflops) << "\n";
+  if (!yours.empty()) out << "yours " << yours << "\n";
   if (!how.empty()) out << "how " << how << "\n";
   return out.str();
 }
@@ -162,6 +211,8 @@ KernelChoice KernelChoice::parse(const std::string& text) {
       ok = ok && static_cast<bool>(words >> r.requested >> r.kernels >> r.gflops);
       if (r.requested == "-") r.requested.clear();
       choice.rates.push_back(r);
+    } else if (tag == "yours") {
+      words >> choice.yours;
     } else if (tag == "how") {
       std::getline(words >> std::ws, choice.how);
     }
@@ -266,13 +317,14 @@ KernelChoice choose_openblas_kernels(const BlasInfo& blas, const std::string& ca
 
 void reexec_for_openblas_kernels(char** argv) {
   if (std::getenv(kChoiceVariable) != nullptr) return;  // decided already: this is the re-exec
+  if (is_kernel_probe_child()) return;                  // a probe measures what it was given
   const BlasInfo blas = detect_blas();
   if (blas.kind != BlasInfo::Kind::openblas) return;
-  KernelChoice choice;
+  KernelChoice choice = choose_openblas_kernels(blas, kernel_cache_dir());
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) {
-    choice.how = "set by you";
-  } else {
-    choice = choose_openblas_kernels(blas, kernel_cache_dir());
+    // Left alone (it may pin results to one kernel set on purpose); the figures only inform.
+    choice.kernels.clear();
+    choice.yours = blas.kernels.empty() ? "?" : blas.kernels;
   }
   setenv(kChoiceVariable, choice.serialise().c_str(), 1);
   if (choice.kernels.empty()) return;

@@ -54,11 +54,18 @@ nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
   nlohmann::json rates = nlohmann::json::array();
   for (const runtime::KernelRate& r : choice.rates)
     rates.push_back({{"requested", r.requested}, {"kernels", r.kernels}, {"gflops", r.gflops}});
+  // With the user's OPENBLAS_CORETYPE, theirs is what runs: "chosen" names it, "fastest" the best.
+  const runtime::KernelRate* chosen =
+      choice.yours.empty() ? choice.chosen() : choice.rate_of(choice.yours);
+  const runtime::KernelRate* fastest = choice.fastest();
   return {{"loaded", blas.kernels},
           {"how", choice.how},
           {"rates", rates},
-          {"chosen", choice.chosen() != nullptr ? choice.chosen()->kernels : blas.kernels},
-          {"chosen_gflops", choice.chosen() != nullptr ? choice.chosen()->gflops : 0.0},
+          {"set_by_you", choice.yours},
+          {"chosen", choice.yours.empty() && chosen != nullptr ? chosen->kernels : blas.kernels},
+          {"chosen_gflops", chosen != nullptr ? chosen->gflops : 0.0},
+          {"fastest", fastest != nullptr ? fastest->kernels : ""},
+          {"fastest_gflops", fastest != nullptr ? fastest->gflops : 0.0},
           {"own", choice.own() != nullptr ? choice.own()->kernels : ""},
           {"own_gflops", choice.own() != nullptr ? choice.own()->gflops : 0.0}};
 }
@@ -118,6 +125,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   if (s.device.kind == "cpu" && s.device.blas.kind == runtime::BlasInfo::Kind::reference &&
       s.rt.rank() == 0)
     log::warn(runtime::BlasInfo::reference_warning());
+  if (const std::string slow = runtime::current_kernel_choice().slower_than_best_warning();
+      s.device.kind == "cpu" && !slow.empty() && s.rt.rank() == 0)
+    log::warn(slow);
   if (s.device.threads > s.device.cores && s.rt.rank() == 0)
     log::warn("--threads ", s.device.threads, " is more than the ", s.device.cores,
               " cores this rank's share of the node gives it: ranks will fight for cores "

@@ -5,7 +5,8 @@
 # kernels are the chosen ones; the second run reads the cache; an OpenBLAS whose own choice is
 # slow (SLIMTRAIN_TEST_OPENBLAS_OWN=Sandybridge: AVX kernels, what an old release picks on a CPU
 # it does not know) is replaced and the process runs again with the faster set; a user's
-# OPENBLAS_CORETYPE is left alone and nothing is measured; a damaged cache file is measured anew.
+# OPENBLAS_CORETYPE is left alone, compared with the cached figures, and a warning says when it
+# is 10% slower than this CPU's best; a damaged cache file is measured anew.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 . "$(dirname "$0")/train_lib.sh"
@@ -55,10 +56,18 @@ check "  the process ran again with it loaded" \
   json_is "$start" 'e["blas_kernels"]["loaded"] == e["blas_kernels"]["chosen"]'
 check "  the start line names both figures" contains "kernels chosen by measurement: [A-Za-z]* [0-9.]* GFLOP/s against OpenBLAS's own Sandybridge [0-9.]*"
 
-run yours "$work/cache-yours" OPENBLAS_CORETYPE=Haswell
-check "a user's OPENBLAS_CORETYPE=Haswell stands" json_is "$start" 'e["blas_kernels"]["loaded"] == "Haswell"'
-check "  the start line says so" contains "OPENBLAS_CORETYPE set by you: kernels not measured"
-check "  and nothing was measured or cached" test ! -e "$work/cache-yours"
+run yours "$work/cache" OPENBLAS_CORETYPE=Haswell
+check "a user's OPENBLAS_CORETYPE=Haswell stands" json_is "$start" 'e["blas_kernels"]["loaded"] == "Haswell" and e["blas_kernels"]["set_by_you"] == "Haswell"'
+check "  the start line says so, with its figure" contains "OPENBLAS_CORETYPE set by you, kept: Haswell [0-9.]* GFLOP/s"
+check "  compared with the figures cached for this machine (one file still)" \
+  test "$(ls "$work/cache"/openblas-kernels-*.txt | wc -l)" = 1
+# A warning exactly when the best set measured 10% faster than the user's (an AVX-512 CPU).
+if json_is "$start" 'e["blas_kernels"]["fastest_gflops"] >= 1.10 * e["blas_kernels"]["chosen_gflops"]'; then
+  check "  slower than this CPU's best: a warning names both figures and the way out" \
+    contains "WARN.*OPENBLAS_CORETYPE in the environment loads OpenBLAS's Haswell kernels, [0-9.]* GFLOP/s where [A-Za-z]*'s run [0-9.]*.*unset OPENBLAS_CORETYPE"
+else
+  check "  within 10% of this CPU's best: no warning" bash -c '! grep -q "OPENBLAS_CORETYPE in the environment loads" <<<"$1"' _ "$out"
+fi
 
 cached=$(ls "$work/cache"/openblas-kernels-*.txt)
 echo "kernels SkylakeX" >"$cached"

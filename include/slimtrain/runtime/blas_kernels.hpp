@@ -32,11 +32,22 @@ struct KernelChoice {
   std::string
       how;  ///< "measured now, cached in P", "cached in P", "set by you", "not measured: why"
   std::vector<KernelRate> rates;  ///< OpenBLAS's own choice first; empty when nothing was measured
+  /// The kernels a user's OPENBLAS_CORETYPE loaded (left alone, never replaced); "" when unset.
+  std::string yours;
 
   /** @brief OpenBLAS's own choice's rate, or nullptr when not measured. */
   const KernelRate* own() const;
   /** @brief The chosen kernels' rate (the own choice's when kept), or nullptr. */
   const KernelRate* chosen() const;
+  /** @brief The fastest measured rate, or nullptr. */
+  const KernelRate* fastest() const;
+  /** @brief The rate of the kernels named `kernels` (as OpenBLAS names them), or nullptr. */
+  const KernelRate* rate_of(const std::string& kernels) const;
+  /**
+   * @brief When a user's OPENBLAS_CORETYPE loaded kernels that measured kKernelMargin slower
+   * than the fastest set: one line naming both figures and the way out; else "".
+   */
+  std::string slower_than_best_warning() const;
   /** @brief The start line's note: the kernels, both figures and how they were decided. */
   std::string describe() const;
   /** @brief Text form, for the cache file and for the process this one re-executes into. */
@@ -87,10 +98,12 @@ bool measure_kernels(const std::string& requested, double timeout_s, KernelRate&
 
 /**
  * @brief Decides this process's kernels before anything starts: a user's OPENBLAS_CORETYPE
- * stands; otherwise choose_openblas_kernels, and when the choice differs from what OpenBLAS
- * loaded, this program runs again (execv of its own file, same pid and arguments) with
- * OPENBLAS_CORETYPE set. SLIMTRAIN_OPENBLAS_CHOICE carries the decision to the start line and
- * stops a second try. Returns when there is nothing to do or exec fails. Call before MPI starts.
+ * stands (the sets are still measured, or read from the cache, so the start line can say when
+ * it is slower than this CPU's best); otherwise choose_openblas_kernels, and when the choice
+ * differs from what OpenBLAS loaded, this program runs again (execv of its own file, same pid
+ * and arguments) with OPENBLAS_CORETYPE set. SLIMTRAIN_OPENBLAS_CHOICE carries the decision to the
+ * start line and stops a second try. Returns when there is nothing to do or exec fails. Call before
+ * MPI starts.
  */
 void reexec_for_openblas_kernels(char** argv);
 
