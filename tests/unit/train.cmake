@@ -1,5 +1,6 @@
 slimtrain_add_gtest(NAME unit_optim TIER unit TIMEOUT 60
-  SOURCES test_optim.cpp test_schedule.cpp test_overlap_choice.cpp test_precision_choice.cpp
+  SOURCES test_optim.cpp test_chunked_optim.cpp test_schedule.cpp test_overlap_choice.cpp
+    test_precision_choice.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(unit_optim)
 # SLIMTRAIN_INJECT parsing and arming (the e2e fault tests depend on when a plan fires).

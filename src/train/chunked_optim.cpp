@@ -1,0 +1,169 @@
+#include "slimtrain/train/chunked_optim.hpp"
+
+#include <c10/util/string_utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::train {
+namespace {
+
+using Pieces = std::vector<torch::Tensor>;
+
+// Calls `step` on matching pieces of `tensors` (all contiguous and of one size: flat runs of at
+// most `chunk` elements), or once on the tensors whole when any is not contiguous.
+void for_each_piece(const Pieces& tensors, std::int64_t chunk,
+                    const std::function<void(const Pieces&)>& step) {
+  bool flat = chunk > 0;
+  for (const torch::Tensor& t : tensors)
+    flat = flat && t.is_contiguous() && t.numel() == tensors.front().numel();
+  const std::int64_t n = tensors.front().numel();
+  if (!flat || n <= chunk) {
+    step(tensors);
+    return;
+  }
+  Pieces views;
+  for (const torch::Tensor& t : tensors) views.push_back(t.view({-1}));
+  Pieces piece(tensors.size());
+  for (std::int64_t at = 0; at < n; at += chunk) {
+    const std::int64_t length = std::min(chunk, n - at);
+    for (std::size_t i = 0; i < views.size(); ++i) piece[i] = views[i].narrow(0, at, length);
+    step(piece);
+  }
+}
+
+// A temporary like `like`: the start of one scratch buffer kept for the whole step (pieces are
+// at most a chunk), or, for a tensor stepped whole because it is not contiguous, its own.
+torch::Tensor scratch_for(torch::Tensor& scratch, const torch::Tensor& like) {
+  if (!like.is_contiguous()) return torch::empty_like(like);
+  if (!scratch.defined() || scratch.numel() < like.numel())
+    scratch = torch::empty({like.numel()}, like.options());
+  return scratch.narrow(0, 0, like.numel()).view(like.sizes());
+}
+
+std::string key_of(const torch::Tensor& p) {
+  return c10::guts::to_string(p.unsafeGetTensorImpl());
+}
+
+}  // namespace
+
+torch::Tensor ChunkedSGD::step(LossClosure closure) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  torch::Tensor scratch;
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
+    const double weight_decay = options.weight_decay();
+    const double momentum = options.momentum();
+    const double dampening = options.dampening();
+    const bool nesterov = options.nesterov();
+    const double lr = options.lr();
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      torch::Tensor grad = p.grad();
+      torch::Tensor weights = p.data();
+      // LibTorch's first step copies the (decayed) gradient into the momentum buffer.
+      bool first = false;
+      torch::Tensor buffer;
+      if (momentum != 0) {
+        const std::string key = key_of(p);
+        auto found = state_.find(key);
+        if (found == state_.end()) {
+          first = true;
+          buffer = torch::empty_like(grad, torch::MemoryFormat::Preserve);
+          auto state = std::make_unique<torch::optim::SGDParamState>();
+          state->momentum_buffer(buffer);
+          state_[key] = std::move(state);
+        } else {
+          buffer = static_cast<torch::optim::SGDParamState&>(*found->second).momentum_buffer();
+        }
+      }
+      Pieces tensors{weights, grad};
+      if (buffer.defined()) tensors.push_back(buffer);
+      for_each_piece(tensors, chunk_, [&](const Pieces& t) {
+        torch::Tensor d_p = t[1];
+        if (weight_decay != 0) {
+          torch::Tensor decayed = scratch_for(scratch, d_p);
+          d_p = at::add_out(decayed, d_p, t[0], weight_decay);
+        }
+        if (momentum != 0) {
+          const torch::Tensor& buf = t[2];
+          if (first)
+            buf.copy_(d_p);
+          else
+            buf.mul_(momentum).add_(d_p, 1 - dampening);
+          if (nesterov && d_p.data_ptr() == t[1].data_ptr()) {
+            torch::Tensor step = scratch_for(scratch, d_p);  // d_p is the gradient: keep it
+            d_p = at::add_out(step, d_p, buf, momentum);
+          } else if (nesterov) {
+            d_p.add_(buf, momentum);  // d_p is the scratch already
+          } else {
+            d_p = buf;
+          }
+        }
+        t[0].add_(d_p, -1 * lr);
+      });
+    }
+  }
+  return loss;
+}
+
+torch::Tensor ChunkedAdamW::step(LossClosure closure) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  torch::Tensor scratch;
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    if (options.amsgrad())
+      SLIMTRAIN_THROW(Error, "AdamW with amsgrad is not stepped in pieces (not an option here)");
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const torch::Tensor& grad = p.grad();
+      // Decoupled weight decay first, in place, as LibTorch does.
+      if (options.weight_decay() != 0) p.mul_(1 - options.lr() * options.weight_decay());
+      const std::string key = key_of(p);
+      if (state_.find(key) == state_.end()) {
+        auto state = std::make_unique<torch::optim::AdamWParamState>();
+        state->step(0);
+        state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        state_[key] = std::move(state);
+      }
+      auto& state = static_cast<torch::optim::AdamWParamState&>(*state_[key]);
+      state.step(state.step() + 1);
+      const double beta1 = std::get<0>(options.betas());
+      const double beta2 = std::get<1>(options.betas());
+      const double bias_correction1 = 1 - std::pow(beta1, state.step());
+      const double bias_correction2 = 1 - std::pow(beta2, state.step());
+      const double root_correction2 = std::sqrt(bias_correction2);
+      const double step_size = options.lr() / bias_correction1;
+      const double eps = options.eps();
+      // The moments update in place (no temporary); the denominator is made a piece at a time.
+      state.exp_avg().mul_(beta1).add_(grad, 1 - beta1);
+      state.exp_avg_sq().mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+      torch::Tensor weights = p.data();
+      for_each_piece({weights, state.exp_avg(), state.exp_avg_sq()}, chunk_, [&](const Pieces& t) {
+        torch::Tensor denom = scratch_for(scratch, t[2]);
+        at::sqrt_out(denom, t[2]);
+        denom.div_(root_correction2).add_(eps);
+        t[0].addcdiv_(t[1], denom, -step_size);
+      });
+    }
+  }
+  return loss;
+}
+
+}  // namespace slimtrain::train
