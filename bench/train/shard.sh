@@ -4,8 +4,11 @@
 # AdamW), where the optimizer state is most of the memory. Every configuration runs REPS times,
 # the three modes alternating within each repetition (the order reversed every other one); the
 # table shows every run's steady-state samples/s (the done event's, the warm-up window left out)
-# and the RESULT lines the medians' ratios to none, target 0.95.
+# and the RESULT lines the medians' ratios to none, target 0.95. A fourth mode, gather, is
+# --shard gradients --overlap-gather on (the weights all-gathered during the next forward, each
+# layer waiting for its own), measured against gradients with the gather after the step.
 #   RESULT train shard model=M mode=optimizer|gradients none_sps=... sps=... ratio=... target=0.95
+#   RESULT train shard_gather model=M mode=gradients after_sps=... during_sps=... ratio=...
 # Usage: bench/train/shard.sh [build-dir]
 # Environment: REPS (3), CNN_STEPS (300), MLP_STEPS (40), WARMUP (20).
 set -euo pipefail
@@ -30,14 +33,16 @@ recipe() {
 started=$(date +%s)
 for r in $(seq 1 "$reps"); do
   for m in cnn-small mlp; do
-    order=(none optimizer gradients)
-    [ $((r % 2)) = 0 ] && order=(gradients optimizer none)
+    order=(none optimizer gradients gather)
+    [ $((r % 2)) = 0 ] && order=(gather gradients optimizer none)
     for mode in "${order[@]}"; do
       run=$work/$m.$mode.$r
+      shard=(--shard "$mode")
+      [ "$mode" = gather ] && shard=(--shard gradients --overlap-gather on)
       # shellcheck disable=SC2046 # the recipe is words
       if ! mpirun -np 2 "$bin" train --data "$data" --out "$run" --resume none --threads 1 \
         --schedule constant --eval-every 0 --checkpoint-every 0 --final-split none \
-        --log-every "$warmup" --shard "$mode" $(recipe "$m") >"$run.log" 2>&1; then
+        --log-every "$warmup" "${shard[@]}" $(recipe "$m") >"$run.log" 2>&1; then
         echo "bench/train shard: $m --shard $mode (repetition $r) failed:" >&2
         tail -n 20 "$run.log" >&2
         exit 1
@@ -50,7 +55,7 @@ echo "all runs took $(($(date +%s) - started)) s"
 "$PY" - "$work" "$reps" "$cpu" <<'PYEOF'
 import json, statistics, sys
 work, reps, cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-modes = ["none", "optimizer", "gradients"]
+modes = ["none", "optimizer", "gradients", "gather"]
 
 def sps(run):
     for line in open(f"{work}/{run}/metrics.jsonl"):
@@ -71,6 +76,9 @@ for model in ("cnn-small", "mlp"):
     for m in ("optimizer", "gradients"):
         results.append(f"RESULT train shard model={name} ranks=2 mode={m} none_sps={med['none']:.1f} "
                        f"sps={med[m]:.1f} ratio={med[m] / med['none']:.3f} target=0.95")
+    results.append(f"RESULT train shard_gather model={name} ranks=2 mode=gradients "
+                   f"after_sps={med['gradients']:.1f} during_sps={med['gather']:.1f} "
+                   f"ratio={med['gather'] / med['gradients']:.3f}")
 print()
 print("\n".join(results))
 PYEOF

@@ -103,6 +103,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
     ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only, NCCL uses 4)")
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
+    ("overlap-gather", bound(c.overlap_gather), "with --shard optimizer or gradients: all-gather the updated weights while the next forward runs, each layer of a built-in model waiting for its own (a TorchScript model waits for all before its forward): auto (on with NCCL on GPUs; off on CPU, where the communication thread competes with forward for the rank's core: docs/performance.md), on, off")
     ("shard", bound(c.shard), "none, optimizer or gradients (ZeRO stages 0, 1, 2): with optimizer each rank keeps and updates only its 1/N shard of the optimizer state; with gradients also only its shard of the averaged gradient (buckets are reduce-scattered during backward); the updated weights are all-gathered after each step. Checkpoints resume at any world size and any --shard")
     ("grad-compression", bound(c.grad_compression), "none, or bf16: gradients travel as bfloat16 (half the bytes, for slow links), summed in float32 at each reduction step and averaged in float32; as DDP's bf16_compress_hook")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
@@ -147,6 +148,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   if (c.overlap == "true" || c.overlap == "1") c.overlap = "on";
   if (c.overlap == "false" || c.overlap == "0") c.overlap = "off";
   one_of<std::string>("--overlap", c.overlap, {"auto", "on", "off"});
+  one_of<std::string>("--overlap-gather", c.overlap_gather, {"auto", "on", "off"});
   one_of<std::string>("--grad-compression", c.grad_compression, {"none", "bf16"});
   one_of<std::string>("--shard", c.shard, {"none", "optimizer", "gradients"});
   if (!c.best_metric.empty())

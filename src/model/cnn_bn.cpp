@@ -28,6 +28,8 @@ CnnBnImpl::CnnBnImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
 }
 
 torch::Tensor CnnBnImpl::block(std::size_t k, const torch::Tensor& x) {
+  await_weights(*convs_[k]);
+  await_weights(*norms_[k]);
   return torch::relu(norms_[k]->forward(convs_[k]->forward(x)));
 }
 
@@ -39,7 +41,9 @@ torch::Tensor CnnBnImpl::embed(const torch::Tensor& x) {
 }
 
 Output CnnBnImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
-  return make_output(head_->forward(embed(x)), y);
+  const torch::Tensor features = embed(x);
+  await_weights(*head_);
+  return make_output(head_->forward(features), y);
 }
 
 }  // namespace slimtrain::model

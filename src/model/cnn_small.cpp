@@ -15,13 +15,18 @@ CnnSmallImpl::CnnSmallImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
 }
 
 torch::Tensor CnnSmallImpl::embed(const torch::Tensor& x) {
+  await_weights(*conv1_);
   auto h = max_pool_2x2(torch::relu(conv1_->forward(as_images(x))));
+  await_weights(*conv2_);
   h = max_pool_2x2(torch::relu(conv2_->forward(h)));
+  await_weights(*fc1_);
   return torch::relu(fc1_->forward(h.flatten(1)));
 }
 
 Output CnnSmallImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
-  return make_output(fc2_->forward(embed(x)), y);
+  const torch::Tensor features = embed(x);
+  await_weights(*fc2_);
+  return make_output(fc2_->forward(features), y);
 }
 
 }  // namespace slimtrain::model

@@ -29,11 +29,17 @@ torch::Tensor MlpImpl::embed(const torch::Tensor& x) {
                     x.dim() < 1 ? 0 : x.numel() / std::max<std::int64_t>(1, x.size(0)));
   }
   auto h = x.reshape({x.size(0), in_features_});
-  return body_->is_empty() ? h : body_->forward(h);
+  for (auto& layer : *body_) {
+    await_weights(*layer.ptr());
+    h = layer.forward(h);
+  }
+  return h;
 }
 
 Output MlpImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
-  return make_output(head_->forward(embed(x)), y);
+  const torch::Tensor features = embed(x);
+  await_weights(*head_);
+  return make_output(head_->forward(features), y);
 }
 
 }  // namespace slimtrain::model

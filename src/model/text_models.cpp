@@ -53,7 +53,9 @@ Output TextClassifierImpl::forward(const torch::Tensor&, const torch::Tensor&) {
 Output TextClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
   const torch::Tensor& ids = named(inputs, "input_ids", spec().name);
   const torch::Tensor& mask = named(inputs, "attention_mask", spec().name);
-  return make_output(head_->forward(features(ids, mask)), y);
+  const torch::Tensor pooled = features(ids, mask);
+  await_weights(*head_);
+  return make_output(head_->forward(pooled), y);
 }
 
 torch::Tensor TextClassifierImpl::embed(const torch::Tensor&) {
@@ -69,6 +71,7 @@ TextBowImpl::TextBowImpl(const ModelSpec& spec) : TextClassifierImpl(spec) {
 }
 
 torch::Tensor TextBowImpl::features(const torch::Tensor& ids, const torch::Tensor& mask) {
+  await_weights(*embedding_);
   const std::int64_t buckets = spec().text_bigrams;
   if (buckets == 0 || ids.size(1) < 2) return masked_mean(embedding_->forward(ids), mask);
   // fastText's hashed bigrams: (previous, current) into one of `buckets` rows past the vocabulary.
@@ -98,12 +101,17 @@ TextTransformerImpl::TextTransformerImpl(const ModelSpec& spec) : TextClassifier
 
 torch::Tensor TextTransformerImpl::features(const torch::Tensor& ids, const torch::Tensor& mask) {
   const std::int64_t dim = spec().text_dim;
+  await_weights(*embedding_);
   torch::Tensor tokens = embedding_->forward(ids) * std::sqrt(static_cast<double>(dim));
   tokens = tokens + positions(ids.size(1), dim, tokens.options());
   // A sequence with no token at all keeps its first position, or no key would be left to attend.
   torch::Tensor padding = mask == 0;
   padding.select(1, 0).masked_fill_(mask.sum(1) == 0, false);
-  for (const auto& block : *blocks_) tokens = block->as<EncoderBlock>()->forward(tokens, padding);
+  for (const auto& block : *blocks_) {
+    await_weights(*block);
+    tokens = block->as<EncoderBlock>()->forward(tokens, padding);
+  }
+  await_weights(*norm_);
   return norm_->forward(masked_mean(tokens, mask));
 }
 

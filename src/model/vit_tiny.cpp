@@ -69,13 +69,21 @@ VitTinyImpl::VitTinyImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
 
 torch::Tensor VitTinyImpl::embed(const torch::Tensor& x) {
   // [B, D, H/p, W/p] -> [B, T, D]: these token states never leave this function.
+  await_weights(*patch_embed_);
+  await_weights(position_);
   auto tokens = patch_embed_->forward(as_images(x)).flatten(2).transpose(1, 2) + position_;
-  for (const auto& block : *blocks_) tokens = block->as<EncoderBlock>()->forward(tokens);
+  for (const auto& block : *blocks_) {
+    await_weights(*block);
+    tokens = block->as<EncoderBlock>()->forward(tokens);
+  }
+  await_weights(*norm_);
   return norm_->forward(tokens.mean(1));
 }
 
 Output VitTinyImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
-  return make_output(head_->forward(embed(x)), y);
+  const torch::Tensor features = embed(x);
+  await_weights(*head_);
+  return make_output(head_->forward(features), y);
 }
 
 }  // namespace slimtrain::model

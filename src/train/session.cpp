@@ -29,6 +29,11 @@ void Session::sync_buffers() {
   for (auto& b : model->buffers()) data_plane->broadcast(b, 0, options);
 }
 
+void Session::settle_weights() {
+  if (shards) shards->wait_gathered();
+  sync_buffers();
+}
+
 double Session::io_deadline(std::uint64_t bytes) const {
   return cfg.io_timeout_s + static_cast<double>(bytes) / (cfg.io_floor_bandwidth_mbps * 1e6);
 }
@@ -90,6 +95,21 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, s.shard, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
   if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
+  if (s.shards) {
+    s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
+    if (cfg.overlap_gather == "auto")
+      s.gather_overlap = s.device.kind == "cuda"
+                             ? OverlapChoice{true, "--overlap-gather auto: on with NCCL"}
+                             : OverlapChoice{false,
+                                             "--overlap-gather auto: off on CPU, where the "
+                                             "gather's thread competes with forward for the core"};
+    // Built-in models wait layer by layer; any other model waits for all before its forward.
+    if (s.gather_overlap.on && s.model->gates_weights()) {
+      ShardedParams* shards = s.shards.get();
+      s.model->set_weight_gate(
+          [shards](const std::vector<torch::Tensor>& weights) { shards->await(weights); });
+    }
+  }
 
   log::info_rank0(s.rt.size(), " rank", s.rt.size() == 1 ? "" : "s", " (",
                   describe_placement(s.placement), "), ", s.device.threads, " thread",
@@ -114,7 +134,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       "; ", s.overlap.reason, "), ", s.sync->wire_bytes_per_step() >> 10, " KiB per step as ",
       to_string(s.sync->compression()), "; --shard ", to_string(s.shard),
       s.shards ? detail::concat(" (this rank updates ", s.layout->padded_numel() / s.rt.size(),
-                                " of ", s.layout->numel(), " elements)")
+                                " of ", s.layout->numel(), " elements; weights gathered ",
+                                s.gather_overlap.on ? "during the next forward" : "after the step",
+                                ": ", s.gather_overlap.reason, ")")
                : std::string(),
       "; control plane MPI, data plane ", s.device.kind == "cuda" ? "NCCL" : "MPI");
   log::info_rank0("BLAS: ", s.device.blas.describe(),
@@ -159,6 +181,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"augment", augment_options(cfg).describe()},
                              {"grad_compression", cfg.grad_compression},
                              {"shard", to_string(s.shard)},
+                             {"overlap_gather", s.gather_overlap.on},
                              {"device", s.device.describe()},
                              {"precision", s.precision.precision},
                              {"precision_reason", s.precision.reason},

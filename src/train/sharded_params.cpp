@@ -24,7 +24,9 @@ ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const Fla
     // The parameter keeps its identity (modules, TorchScript attributes, autograd) and takes the
     // buffer's memory; contiguous, since a shard is a run of row-major elements.
     params[k].set_data(view.view(params[k].sizes()));
+    bucket_of_[params[k].unsafeGetTensorImpl()] = layout.bucket_of(k);
   }
+  gathers_.resize(layout.buckets().size());
   for (const ShardPiece& p : pieces_) {
     torch::Tensor buffer = flat_;
     // A tensor of its own over the piece's memory (not an autograd view of the buffer): the
@@ -47,16 +49,41 @@ void ShardedParams::attach_grads(const std::vector<torch::Tensor>& shard_grads) 
   for (std::size_t i = 0; i < shard_.size(); ++i) shard_[i].mutable_grad() = shard_grads[i];
 }
 
-void ShardedParams::gather(comm::DataPlane& plane) {
+void ShardedParams::start_gather(comm::DataPlane& plane) {
+  wait_gathered();  // the previous step's, if nothing read the weights since
   comm::OpOptions options;
   options.tag = "weight-gather";
-  std::vector<std::shared_ptr<comm::Work>> works;
-  for (std::size_t i = 0; i < pieces_.size(); ++i) {
-    const FlatBucket& b = layout_.buckets()[pieces_[i].bucket];
-    works.push_back(plane.all_gather_async(flat_.narrow(0, pieces_[i].flat, pieces_[i].length),
-                                           flat_.narrow(0, b.offset, b.padded), options));
+  // Buckets fill in reverse parameter order, so the last holds the first layers: the order in
+  // which forward needs them. Every rank issues the same order (the desync fingerprint counts it).
+  for (std::size_t i = pieces_.size(); i-- > 0;) {
+    const ShardPiece& piece = pieces_[i];
+    const FlatBucket& b = layout_.buckets()[piece.bucket];
+    gathers_[piece.bucket] = plane.all_gather_async(flat_.narrow(0, piece.flat, piece.length),
+                                                    flat_.narrow(0, b.offset, b.padded), options);
+    ++in_flight_;
   }
-  for (const auto& work : works) work->wait();
+}
+
+void ShardedParams::await(const std::vector<torch::Tensor>& weights) {
+  if (in_flight_ == 0) return;
+  for (const torch::Tensor& w : weights) {
+    const auto found = bucket_of_.find(w.unsafeGetTensorImpl());
+    if (found == bucket_of_.end()) continue;  // frozen: not in the buffer, never gathered
+    std::shared_ptr<comm::Work>& work = gathers_[found->second];
+    if (!work) continue;
+    const std::shared_ptr<comm::Work> waiting = std::move(work);
+    --in_flight_;
+    waiting->wait();  // throws past its deadline: the job ends as for any data-plane timeout
+  }
+}
+
+void ShardedParams::wait_gathered() {
+  for (std::shared_ptr<comm::Work>& work : gathers_) {
+    if (!work) continue;
+    const std::shared_ptr<comm::Work> waiting = std::move(work);
+    --in_flight_;
+    waiting->wait();
+  }
 }
 
 double ShardedParams::clip_grad_norm(double max_norm, comm::DataPlane& plane) {

@@ -108,11 +108,16 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     }
     const data::Batch& b = micro == 0 ? batch : next;
     timer_.enter(kForward, step);
+    // --overlap-gather: a built-in model waits for each layer's weights as it reaches it.
+    if (s.shards && !s.model->gates_weights()) s.shards->wait_gathered();
     model::Output out;
     {
       AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
       out = eval::forward_batch(*s.model, b, s.torch_device);
     }
+    // A layer forward did not use still has its bucket in flight; backward and the optimizer
+    // step must not meet a gather writing the buffer.
+    if (s.shards) s.shards->wait_gathered();
     if (poison_loss && micro == 0) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
     timer_.enter(kBackward, step);
     s.sync->set_accumulating(micro + 1 < micro_batches);
@@ -152,7 +157,10 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   }
   if (nonfinite.empty()) {
     s.optimizer->step();
-    if (s.shards) s.shards->gather(*s.data_plane);  // every rank's updated shard to every rank
+    if (s.shards) {  // every rank's updated shard to every rank
+      s.shards->start_gather(*s.data_plane);
+      if (!s.gather_overlap.on) s.shards->wait_gathered();
+    }
     nonfinite_in_a_row_ = 0;
   } else {
     skip_update(step, nonfinite);
@@ -235,7 +243,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   bool new_best = false;
   if (eval_now) {
     timer_.pause("evaluation", pos_.step);
-    s.sync_buffers();
+    s.settle_weights();
     const eval::EvalOutcome o = run_evaluation(s, s.eval_split, "evaluation", pos_.step);
     if (o.ok) new_best = checkpoints_->note_evaluation(o.metrics, pos_.step);
     timer_.reset_window();
@@ -245,7 +253,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   const bool due = checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due || new_best;
   if (due && pos_.step < s.total_steps) {
     timer_.pause("checkpoint", pos_.step);
-    s.sync_buffers();
+    s.settle_weights();
     checkpoints_->save(pos_);
   }
   steady_.paused_s += seconds_since(paused_from);
@@ -273,7 +281,7 @@ int Trainer::stop_for_requeue() {
             stop_signal() ? " " + std::to_string(stop_signal()) : std::string(),
             " on some rank: checkpointing at step ", pos_.step, " and exiting for requeue");
   timer_.pause("checkpoint", pos_.step);
-  s_->sync_buffers();
+  s_->settle_weights();
   checkpoints_->save(pos_);  // nothing new when this step was just checkpointed
   checkpoints_->wait();
   s_->run_log->event("stopped",
@@ -291,7 +299,7 @@ void Trainer::finish(const nlohmann::json& memory) {
         steady_steps * cfg_.batch_size * cfg_.grad_accum * rt_.size() / std::max(steady_s, 1e-9);
   s.run_log->end_progress_line();
   timer_.pause("checkpoint", pos_.step);
-  s.sync_buffers();
+  s.settle_weights();
   checkpoints_->save(pos_);
   checkpoints_->wait(/*final=*/true);
   nlohmann::json final_metrics = nullptr;

@@ -43,13 +43,38 @@ for mode in none optimizer gradients; do
   check "np 2 --shard $mode, 200 AdamW steps" expect_rc 0 np 2 "$S" train "${recipe[@]}" "${adamw[@]}" \
     --max-steps 200 --shard "$mode" --out "$work/np2-$mode"
 done
-check "  the start line says what this rank updates" contains "--shard gradients (this rank updates 1338 of 2676 elements)"
+check "  the start line says what this rank updates" contains "--shard gradients (this rank updates 1338 of 2676 elements; weights gathered after the step: --overlap-gather auto: off on CPU"
 check "  and that buckets are reduce-scattered during backward" contains "overlap on; --overlap auto: --shard gradients"
 check "  the start event records it" json_is "$(events "$work/np2-gradients" start)" 'e["shard"] == "gradients"'
 check "  --shard optimizer bit-identical to none" same_weights "$work/np2-none" "$work/np2-optimizer" 200
 check "  --shard gradients bit-identical to none" same_weights "$work/np2-none" "$work/np2-gradients" 200
 check "  each rank's optimizer state is half of none's" json_is "$(events "$work/np2-gradients" done)" \
   'e["memory"]["optimizer_bytes"] * 2 == '"$(event_field "$work/np2-none" done memory | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["optimizer_bytes"])')"
+# --overlap-gather on: each layer waits for its own weights in the next forward; evaluations and
+# checkpoints wait for all of them. The same weights, bit for bit.
+with_eval=("${recipe[@]}")
+for i in "${!with_eval[@]}"; do [ "${with_eval[i]}" = --eval-every ] && with_eval[i+1]=30; done
+check "np 2 --shard gradients --overlap-gather on, evaluations and checkpoints between steps" \
+  expect_rc 0 np 2 "$S" train "${with_eval[@]}" "${adamw[@]}" --max-steps 200 --shard gradients \
+  --overlap-gather on --checkpoint-every 40 --out "$work/np2-gather"
+check "  the start line says the weights travel during forward" \
+  contains "weights gathered during the next forward: --overlap-gather on"
+check "  bit-identical to --shard none" same_weights "$work/np2-none" "$work/np2-gather" 200
+check "  the same run with --overlap-gather off" expect_rc 0 np 2 "$S" train "${with_eval[@]}" \
+  "${adamw[@]}" --max-steps 200 --shard gradients --overlap-gather off --checkpoint-every 40 \
+  --out "$work/np2-gather-off"
+# eval_metrics RUN: each eval event without its timings.
+eval_metrics() {
+  events "$1" eval | "$PY" -c 'import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    print(sorted((k, v) for k, v in e.items()
+                 if k != "time" and not k.endswith(("_ms", "_s", "seconds", "per_s"))))'
+}
+check "  six evaluations ran with gathers in flight" test "$(eval_metrics "$work/np2-gather" | wc -l)" = 6
+check "  evaluations saw the same weights (every eval event's metrics equal)" test \
+  "$(eval_metrics "$work/np2-gather")" = "$(eval_metrics "$work/np2-gather-off")"
+check "  and the checkpoint at step 120" same_weights "$work/np2-gather-off" "$work/np2-gather" 120
 check "--clip-grad-norm from the shards, SGD with Nesterov momentum" expect_rc 0 np 2 "$S" train \
   "${recipe[@]}" "${sgd[@]}" --max-steps 100 --clip-grad-norm 0.05 --shard gradients --out "$work/clip-gradients"
 check "  and unsharded" expect_rc 0 np 2 "$S" train "${recipe[@]}" "${sgd[@]}" --max-steps 100 \

@@ -56,7 +56,8 @@ struct RunResult {
 
 RunResult train_replicas(const Case& c, bool overlap, int steps,
                          st::GradCompression compression = st::GradCompression::none,
-                         st::ShardMode shard = st::ShardMode::none) {
+                         st::ShardMode shard = st::ShardMode::none,
+                         bool gather_during_forward = false) {
   sm::ModelSpec spec;
   spec.name = c.model;
   spec.input_shape = {1, 8, 8};
@@ -92,6 +93,11 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   auto optimizer = st::make_optimizer(oc, shards ? shards->shard() : model->parameters());
   st::GradientSync sync(model->parameters(), *plane, layout, shard, overlap, compression);
   if (shards) shards->attach_grads(sync.shard_grads());
+  // --overlap-gather: forward waits for each layer's weights as it reaches them (the trainer's
+  // wiring, session.cpp).
+  if (gather_during_forward)
+    model->set_weight_gate(
+        [&shards](const std::vector<torch::Tensor>& weights) { shards->await(weights); });
   const std::uint64_t bytes_before = plane->bytes_reduced();
   result.buckets = sync.bucket_count();
   EXPECT_EQ(result.buckets, st::GradientSync::count_buckets(model->parameters(), c.bucket_bytes));
@@ -104,6 +110,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     const torch::Tensor y = torch::randint(0, spec.num_classes, {16}, torch::kLong);
     sync.prepare();
     sm::Output out = model->forward(x, y);
+    if (shards) shards->wait_gathered();  // as the trainer: nothing in flight past forward
     // This rank's own gradient, before backward starts any bucket: the expected average is the
     // float64 mean of those over the ranks.
     const std::vector<float> local =
@@ -112,7 +119,10 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     if (shard != st::ShardMode::none) {
       sync.finish();
       optimizer->step();
-      shards->gather(*plane);
+      if (gather_during_forward)
+        shards->start_gather(*plane);
+      else
+        shards->gather(*plane);
       continue;
     }
     std::vector<torch::Tensor> grads;
@@ -155,6 +165,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     optimizer->step();
   }
   result.grad_bytes = plane->bytes_reduced() - bytes_before;
+  if (shards) shards->wait_gathered();
   result.final = flatten(model->parameters());
   return result;
 }
@@ -209,10 +220,13 @@ TEST_P(ReplicasTest, ShardedStepsEndWhereUnshardedOnesDo) {
   const int steps = 5;
   const RunResult none = train_replicas(c, false, steps);
   for (const st::ShardMode shard : {st::ShardMode::optimizer, st::ShardMode::gradients}) {
+    // Overlap on: gradients reduced during backward and weights gathered during forward.
     for (const bool overlap : {false, true}) {
-      const RunResult sharded = train_replicas(c, overlap, steps, st::GradCompression::none, shard);
-      const std::string what = std::string("--shard ") + st::to_string(shard) +
-                               (overlap ? " with overlap" : " without overlap");
+      const RunResult sharded =
+          train_replicas(c, overlap, steps, st::GradCompression::none, shard, overlap);
+      const std::string what =
+          std::string("--shard ") + st::to_string(shard) +
+          (overlap ? " with overlap (backward and forward)" : " without overlap");
       EXPECT_TRUE(same_on_every_rank(sharded.final)) << what << ": replicas diverged";
       ASSERT_EQ(sharded.final.size(), none.final.size());
       if (rt().size() <= 2) {

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -141,6 +142,19 @@ class ClassifierImpl : public torch::nn::Module {
   void apply_memory_format(const std::string& format, bool on_cpu);
   bool channels_last() const { return channels_last_; }
 
+  /** @brief Called with a layer's weights before forward first reads them (set_weight_gate). */
+  using WeightGate = std::function<void(const std::vector<torch::Tensor>& weights)>;
+  /**
+   * @brief --overlap-gather: weights still arriving (all-gathered after a sharded optimizer
+   * step) are waited for layer by layer, each just before forward uses it, so the next layers'
+   * weights travel while the first compute. A model whose forward calls await_weights() for
+   * every layer says so with gates_weights(); any other model is waited for whole before its
+   * forward. An empty gate (the default) waits for nothing.
+   */
+  void set_weight_gate(WeightGate gate) { gate_ = std::move(gate); }
+  /** @brief Whether forward calls await_weights() before each layer. Built-ins: yes. */
+  virtual bool gates_weights() const { return false; }
+
  protected:
   explicit ClassifierImpl(ModelSpec spec) : spec_(std::move(spec)) {}
   /** @brief Logits plus, when y is defined, the smoothed mean cross-entropy. */
@@ -151,11 +165,20 @@ class ClassifierImpl : public torch::nn::Module {
   /** @brief x as [B, C, H, W] for image models (accepts [B,H,W] when C == 1); DataError otherwise.
    */
   torch::Tensor as_images(const torch::Tensor& x) const;
+  /** @brief Waits (through the weight gate) until `layer`'s weights are all here. */
+  void await_weights(const torch::nn::Module& layer) const {
+    if (gate_) gate_(layer.parameters());
+  }
+  /** @brief The same for a parameter of the model's own (vit-tiny's positions). */
+  void await_weights(const torch::Tensor& weight) const {
+    if (gate_) gate_({weight});
+  }
 
  private:
   ModelSpec spec_;
   NamedInputs probe_inputs_;
   bool channels_last_ = false;
+  WeightGate gate_;
 };
 
 /** @brief Builds the model; ConfigError naming --model for unknown names or unusable shapes. */

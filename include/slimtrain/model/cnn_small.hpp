@@ -12,6 +12,7 @@ class CnnSmallImpl : public ClassifierImpl {
   explicit CnnSmallImpl(const ModelSpec& spec);
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   torch::Tensor embed(const torch::Tensor& x) override;
+  bool gates_weights() const override { return true; }
   std::int64_t embedding_dim() const override { return 128; }
 
  private:

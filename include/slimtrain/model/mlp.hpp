@@ -9,6 +9,7 @@ class MlpImpl : public ClassifierImpl {
   explicit MlpImpl(const ModelSpec& spec);
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   torch::Tensor embed(const torch::Tensor& x) override;
+  bool gates_weights() const override { return true; }
   std::int64_t embedding_dim() const override { return embedding_dim_; }
 
  private:

@@ -21,6 +21,7 @@ class TextClassifierImpl : public ClassifierImpl {
  public:
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {}) override;
+  bool gates_weights() const override { return true; }
   std::vector<std::string> input_names() const override { return {"input_ids", "attention_mask"}; }
   torch::Tensor embed(const torch::Tensor& x) override;
   std::int64_t embedding_dim() const override { return spec().text_dim; }

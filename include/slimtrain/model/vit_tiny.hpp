@@ -41,6 +41,7 @@ class VitTinyImpl : public ClassifierImpl {
   explicit VitTinyImpl(const ModelSpec& spec);
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   torch::Tensor embed(const torch::Tensor& x) override;
+  bool gates_weights() const override { return true; }
   std::int64_t embedding_dim() const override { return spec().vit_dim; }
 
  private:

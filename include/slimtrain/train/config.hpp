@@ -66,6 +66,8 @@ struct TrainConfig {
   std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
   std::string grad_compression = "none";  ///< none, or bf16 on the wire (grad_sync.hpp)
   std::string shard = "none";  ///< none, optimizer or gradients (ZeRO 0-2, flat_layout.hpp)
+  /// --shard: all-gather the updated weights while the next forward runs (auto, on or off)
+  std::string overlap_gather = "auto";
   double collective_timeout_s = 120.0;
   double floor_bandwidth_mbps = 0.0;  ///< 0: measured at start-up (bandwidth_probe.hpp)
   /** @brief I/O phases (resume, waiting for a checkpoint write): base + size / io floor. */

@@ -70,6 +70,8 @@ struct Session {
   std::unique_ptr<data::TrainLoader> loader;
   std::unique_ptr<GradientSync> sync;
   OverlapChoice overlap;
+  /** @brief --overlap-gather resolved: the weights gathered during the next forward (--shard). */
+  OverlapChoice gather_overlap;
   PrecisionChoice precision;  ///< --precision resolved for this model and device
   std::unique_ptr<RunLog> run_log;
   FaultPlan fault;
@@ -89,6 +91,12 @@ struct Session {
    * and every checkpoint (as DDP's broadcast_buffers does, there at every forward).
    */
   void sync_buffers();
+  /**
+   * @brief The weights whole and identical on every rank: any all-gather still in flight (with
+   * --overlap-gather) waited for, then sync_buffers(). Before anything reads the weights outside
+   * a training step (evaluation, checkpoints).
+   */
+  void settle_weights();
   /** @brief What the optimizer updates, with the logical elements each holds. */
   std::vector<OptimizedSpan> optimizer_spans() const;
   /** @brief Seconds an I/O phase moving about `bytes` may take (--io-timeout, --io-floor-...). */

@@ -8,10 +8,17 @@
  * averaged gradient (GradientSync::shard_grads). After the optimizer step each bucket's updated
  * pieces are all-gathered in place, so every rank holds every weight again before the next
  * forward. Optimizer state exists for this rank's pieces only: 1/N of it per rank.
+ *
+ * The gather can run while the next forward does (--overlap-gather): the buckets are issued in
+ * forward order (the last bucket holds the first layers), and forward waits for each layer's
+ * buckets just before it uses them (await); anything else that reads the weights (evaluation,
+ * checkpoints) and the next optimizer step wait for all of them (wait_gathered).
  */
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "slimtrain/comm/data_plane.hpp"
@@ -40,7 +47,18 @@ class ShardedParams {
   /** @brief Points each shard tensor's .grad at the matching averaged gradient (once). */
   void attach_grads(const std::vector<torch::Tensor>& shard_grads);
   /** @brief Every rank's updated pieces to every rank: one in-place all-gather per bucket. */
-  void gather(comm::DataPlane& plane);
+  void gather(comm::DataPlane& plane) {
+    start_gather(plane);
+    wait_gathered();
+  }
+  /** @brief Issues gather()'s all-gathers, the first layers' buckets first, and returns. */
+  void start_gather(comm::DataPlane& plane);
+  /** @brief Waits for the buckets that hold any of `weights` (parameters of the model). */
+  void await(const std::vector<torch::Tensor>& weights);
+  /** @brief Waits for every bucket still being gathered; then the weights are whole. */
+  void wait_gathered();
+  /** @brief Whether some bucket's gather was issued and not yet waited for. */
+  bool gathering() const { return in_flight_ > 0; }
   /**
    * @brief The global L2 norm of the gradient from the shards (one all-reduce of a sum of
    * squares), the shards scaled so it is at most `max_norm`; returns the norm before clipping.
@@ -54,6 +72,9 @@ class ShardedParams {
   torch::Tensor flat_;
   std::vector<ShardPiece> pieces_;
   std::vector<torch::Tensor> shard_;
+  std::unordered_map<const void*, std::size_t> bucket_of_;  ///< a parameter's TensorImpl -> bucket
+  std::vector<std::shared_ptr<comm::Work>> gathers_;        ///< per bucket; null once waited for
+  std::size_t in_flight_ = 0;
 };
 
 }  // namespace slimtrain::train
