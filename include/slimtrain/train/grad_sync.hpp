@@ -76,6 +76,8 @@ class GradientSync {
   /**
    * @brief Call before every step's first backward: zeroes the buckets, points every .grad at
    * its slice (so Optimizer::zero_grad() is not needed) and resets the per-step bookkeeping.
+   * Without --shard, a bucket of one contiguous parameter has no slice: its .grad is dropped
+   * here, and the gradient autograd makes in backward becomes the bucket (reduced in place).
    */
   void prepare();
   /**
@@ -122,6 +124,9 @@ class GradientSync {
     std::int64_t offset = 0;  // in the layout's flat buffer
     std::int64_t padded = 0;
     torch::Tensor flat;  // --shard gradients: from the first gradient until started
+    // --shard none, one contiguous parameter: its .grad, autograd's own tensor, is the bucket
+    // (no slice to accumulate into: autograd would make the gradient and then add it in).
+    bool adopts = false;
     torch::Tensor wire;  // bf16 copy of flat that travels (compression only)
     std::size_t pending = 0;
     bool ready = false;
@@ -133,7 +138,7 @@ class GradientSync {
   void mark_ready(std::size_t bucket);
   void launch_ready();
   void start(Bucket& b, std::size_t index);
-  /** @brief --shard gradients: the bucket's storage for this step, allocated at first use. */
+  /** @brief The bucket's storage for this step when autograd gave it none (zeros). */
   torch::Tensor& storage(Bucket& b);
   /** @brief parameter `index`'s slice of its bucket, with the parameter's strides. */
   torch::Tensor slice(std::size_t index, const torch::Tensor& flat) const;
