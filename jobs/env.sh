@@ -9,6 +9,19 @@ export SLIMTRAIN_THREADS=${SLIMTRAIN_THREADS:-$OMP_NUM_THREADS}
 # when Slurm already placed them, and accept running as root inside containers.
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
 export OMPI_MCA_hwloc_base_binding_policy=${OMPI_MCA_hwloc_base_binding_policy:-none}
+# When a rank dies, mpirun ends the others: by default SIGTERM, then SIGKILL a second later, in
+# rounds (4 s on two simulated nodes), and slimtrain's ranks take SIGTERM as "checkpoint and
+# stop", which a job missing a rank cannot do. At once: a relaunch starts 4 s sooner.
+export OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
+# An Open MPI daemon on a node whose link was cut never hears that mpirun is gone: its TCP
+# connection sees no reset, only silence, and it waited forever (left behind on the node, even
+# once the link was back). TCP keepalive on that connection: probes after 30 s idle, every 5 s,
+# lost after 3: the daemon ends about 45 s after it lost mpirun. mpirun also ends a job whose
+# node stopped answering that soon, naming it, where slimtrain's own default deadline is 120 s
+# (a shorter --collective-timeout reports first, naming the ranks).
+export OMPI_MCA_oob_tcp_keepalive_time=${OMPI_MCA_oob_tcp_keepalive_time:-30}
+export OMPI_MCA_oob_tcp_keepalive_intvl=${OMPI_MCA_oob_tcp_keepalive_intvl:-5}
+export OMPI_MCA_oob_tcp_keepalive_probes=${OMPI_MCA_oob_tcp_keepalive_probes:-3}
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi

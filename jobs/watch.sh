@@ -23,7 +23,7 @@ new_failure_file() {
   launcher_ended_at=""
 }
 
-# watch_failure PID: call about once a second while the launcher PID runs.
+# watch_failure PID: call every second or more often while the launcher PID runs.
 watch_failure() {
   local pid=$1 now
   [ -s "${SLIMTRAIN_FAILURE_FILE:-}" ] || return 0

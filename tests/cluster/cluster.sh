@@ -118,10 +118,15 @@ EOF
   *) echo "cluster agent: $host is not a node of this cluster" >&2; exit 255 ;;
 esac
 # A fresh login environment, as sshd gives: what remote ranks need must come with mpirun -x.
+# This shell stays on the caller's node, as ssh does, and says what ssh says when the remote
+# side dies under it (a node's processes killed: the launcher's message then names the node).
 set -- "$*"
-exec ip netns exec "$ns" unshare --uts -- env -i ${PATH:+"PATH=$PATH"} ${HOME:+"HOME=$HOME"} \
+ip netns exec "$ns" unshare --uts -- env -i ${PATH:+"PATH=$PATH"} ${HOME:+"HOME=$HOME"} \
   ${USER:+"USER=$USER"} ${LOGNAME:+"LOGNAME=$LOGNAME"} ${LANG:+"LANG=$LANG"} SHELL=/bin/sh \
   sh -c 'hostname "$0" && eval "$1"' "$name" "$1"
+rc=$?
+[ "$rc" -ge 128 ] && echo "Connection to $name closed by remote host." >&2
+exit "$rc"
 EOF
 }
 
