@@ -53,6 +53,12 @@ std::uint64_t Session::checkpoint_bytes_estimate() const {
 
 namespace {
 
+std::string fixed_seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", seconds);
+  return text;
+}
+
 // The OpenBLAS kernels loaded and how they were chosen, for scripts (bench/train reads them).
 nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
   const runtime::KernelChoice choice = runtime::current_kernel_choice();
@@ -79,7 +85,9 @@ nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
 
 void start_session(Session& s, const Position& at, bool resumed, double resume_ms) {
   const TrainConfig& cfg = s.cfg;
-  s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed);
+  // --resume auto that found nothing to resume still appends: the log of a launch that failed
+  // before its first checkpoint (the job script relaunches it) is the story of the run too.
+  s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed || cfg.resume == "auto");
   if (s.fault.phase == FaultPhase::log && s.fault.rank == s.rt.rank())  // test only
     s.run_log->fail_writes_for_testing(s.fault.step, s.fault.times);
   std::vector<torch::Tensor> params = s.model->trainable_parameters();
@@ -154,6 +162,17 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
     log::warn("--threads ", s.device.threads, " is more than the ", s.device.cores,
               " cores this rank's share of the node gives it: ranks will fight for cores "
               "(--threads 0 takes the share)");
+  std::string stages;
+  nlohmann::json startup = nlohmann::json::object();
+  double total = resume_ms / 1e3;
+  for (const auto& [name, seconds] : s.startup_seconds) {
+    stages += detail::concat(stages.empty() ? "" : ", ", name, " ", fixed_seconds(seconds));
+    startup[name] = seconds;
+    total += seconds;
+  }
+  startup["resume"] = resume_ms / 1e3;
+  log::info_rank0("start-up on rank 0: ", fixed_seconds(total), " s (", stages, ", resume ",
+                  fixed_seconds(resume_ms / 1e3), ")");
   log::info_rank0("data plane deadlines: --collective-timeout ", cfg.collective_timeout_s,
                   " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
                   s.bandwidth.bytes == 0 ? "--floor-bandwidth"
@@ -187,7 +206,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"precision_reason", s.precision.reason},
                              {"total_steps", s.total_steps},
                              {"resumed_at_step", at.step},
-                             {"resume_ms", resume_ms}});
+                             {"resume_ms", resume_ms},
+                             {"startup_seconds", startup}});
 }
 
 }  // namespace slimtrain::train

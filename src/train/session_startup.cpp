@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "slimtrain/comm/flight_recorder.hpp"
+#include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
@@ -271,32 +272,38 @@ data::AugmentOptions augment_options(const TrainConfig& c) {
 // communicate are collective, so this is also the order of their collectives on every rank.
 std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& rt) {
   auto s = std::make_unique<Session>(cfg, rt);
+  // Each stage's seconds, for the start line: a relaunch's time to its first step is mostly here.
+  auto stage = [&s](const char* name, auto&& run) {
+    const auto from = Clock::now();
+    run(*s);
+    s->startup_seconds.emplace_back(name, seconds_since(from));
+  };
   // Heap settings, stop handlers, the fault plan and the flight recorder's directory: before
   // anything can fail or be signalled.
-  prepare_process(*s);
+  stage("process", prepare_process);
   // The control and evaluation planes: every later agreement and report runs on them.
-  open_control_planes(*s);
+  stage("control planes", open_control_planes);
   // A GPU or a share of the cores per rank, checked across ranks before anything allocates on
   // a device; where every rank runs; the precision, which depends on the device kind.
-  bind_devices(*s);
+  stage("devices", bind_devices);
   // The file's splits and the evaluation splits (options checked before any heavy work), then
   // normalisation statistics from rank 0 when the file has none: every reader needs them.
-  read_data_layout(*s);
+  stage("data layout", read_data_layout);
   // The model on its device, probed with one batch: a JIT's slow first calls and a wrong output
   // shape show here, before any collective of the data plane could wait on them. What the process
   // held before it is the baseline the done event's memory figures are counted from.
   s->baseline_resident_bytes = runtime::resident_bytes();
-  build_model(*s);
+  stage("model", build_model);
   // The data plane (NCCL needs the device set) and rank 0's weights to every replica.
-  open_data_plane(*s);
+  stage("data plane", open_data_plane);
   // Channels-last after the broadcast: the data plane moves contiguous tensors only.
   set_memory_format(*s);
   // The link measured on the data plane: deadlines scale with it, and the piece size is chosen.
-  measure_link(*s);
+  stage("link", measure_link);
   // The optimizer over the parameters in their final layout (with --shard, moved into the flat
   // buffer after the broadcast, which moves each tensor on its own), the training shard (it reads
   // normalised samples), its steps per epoch and the schedule that counts them.
-  make_optimizer_and_loader(*s);
+  stage("optimizer and loader", make_optimizer_and_loader);
   return s;
 }
 

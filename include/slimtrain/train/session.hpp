@@ -80,6 +80,8 @@ struct Session {
   std::uint64_t baseline_resident_bytes = 0;
   /** @brief Optimizer steps per epoch: the loader's batches in whole groups of --grad-accum. */
   std::int64_t steps_per_epoch = 0;
+  /** @brief open_session's stages and their seconds on this rank, in order. */
+  std::vector<std::pair<std::string, double>> startup_seconds;
   std::string eval_split;   ///< periodic evaluations ("": none, with --eval-every 0)
   std::string final_split;  ///< the final evaluation ("": skipped with a note)
 
