@@ -211,6 +211,7 @@ std::vector<Field> MpiCommunicator::all_reduce_fields(std::vector<Field> fields,
   }
   op->count = fields.size();
   op->bytes = op->owned.size() * sizeof(std::int64_t);
+  state_->bytes_reduced += op->bytes;  // the step's control traffic counts too (bench/control)
   auto work = enqueue(state_, std::move(op), options);
   work->wait();
   const std::vector<std::int64_t>& out = work->op().owned;
