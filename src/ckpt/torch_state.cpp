@@ -1,7 +1,10 @@
 #include "slimtrain/ckpt/torch_state.hpp"
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <sstream>
+#include <utility>
 
 #include "slimtrain/core/error.hpp"
 
@@ -17,6 +20,65 @@ std::vector<std::pair<std::string, torch::Tensor>> module_tensors(const torch::n
   for (const auto& p : module.named_parameters(true)) out.emplace_back(p.key(), p.value());
   for (const auto& b : module.named_buffers(true)) out.emplace_back(b.key(), b.value());
   return out;
+}
+
+// Optimizer::load's own reading of an archive that Optimizer::save wrote, for the state alone.
+// The archive files each parameter's state under a key, the parameter's TensorImpl address as
+// text, and lists each group's keys in parameter order. LibTorch 1.x wrote that address in
+// hexadecimal ("0x55d0c2a1b2c0"); LibTorch 2.x writes it in decimal and reads it back with
+// std::stoull, which takes every 1.x key for 0: a checkpoint written under 1.x would give the
+// first parameter some parameter's state and every other one a null state. Keys are matched as
+// text here, whichever LibTorch wrote them. As LibTorch 1.x did, the options saved with the groups
+// (learning rate, momentum, ...) are not restored: this run's options hold.
+template <typename State>
+void load_param_states(torch::serialize::InputArchive& archive,
+                       torch::optim::Optimizer& optimizer) {
+  c10::IValue version;
+  archive.read("pytorch_version", version);
+  if (!version.isString() || version.toStringRef() != "1.5.0")
+    SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint is of an unknown layout");
+  torch::serialize::InputArchive state_archive;
+  archive.read("state", state_archive);
+  std::map<std::string, std::unique_ptr<State>> saved;
+  for (const std::string& key : state_archive.keys()) {
+    torch::serialize::InputArchive one;
+    state_archive.read(key, one);
+    auto state = std::make_unique<State>();
+    state->serialize(one);
+    saved[key] = std::move(state);
+  }
+  torch::serialize::InputArchive groups_archive;
+  archive.read("param_groups", groups_archive);
+  torch::Tensor group_count;
+  groups_archive.read("param_groups/size", group_count);
+  auto& groups = optimizer.param_groups();
+  if (group_count.item<std::int64_t>() != static_cast<std::int64_t>(groups.size()))
+    SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint has ",
+                    group_count.item<std::int64_t>(), " parameter groups; this optimizer has ",
+                    groups.size());
+  std::vector<std::pair<OptimizerStateKey, std::unique_ptr<State>>> restored;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    torch::serialize::InputArchive group;
+    groups_archive.read("param_groups/" + std::to_string(g), group);
+    torch::Tensor param_count;
+    group.read("params/size", param_count);
+    const std::vector<torch::Tensor>& params = groups[g].params();
+    if (param_count.item<std::int64_t>() != static_cast<std::int64_t>(params.size()))
+      SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint has ",
+                      param_count.item<std::int64_t>(), " parameters in group ", g,
+                      "; this optimizer has ", params.size());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      c10::IValue key;
+      group.read("params/" + std::to_string(i), key);
+      if (!key.isString())
+        SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint is of an unknown layout");
+      const auto found = saved.find(key.toStringRef());
+      if (found != saved.end() && found->second)
+        restored.emplace_back(optimizer_state_key(params[i]), std::move(found->second));
+    }
+  }
+  // Nothing changes unless the whole archive was read.
+  for (auto& [key, state] : restored) optimizer.state()[key] = std::move(state);
 }
 
 }  // namespace
@@ -97,7 +159,14 @@ void deserialize_optimizer(torch::optim::Optimizer& optimizer, const std::string
     torch::serialize::InputArchive archive;
     std::istringstream in(bytes);
     archive.load_from(in, device);
-    optimizer.load(archive);
+    if (auto* sgd = dynamic_cast<torch::optim::SGD*>(&optimizer))
+      load_param_states<torch::optim::SGDParamState>(archive, *sgd);
+    else if (auto* adamw = dynamic_cast<torch::optim::AdamW*>(&optimizer))
+      load_param_states<torch::optim::AdamWParamState>(archive, *adamw);
+    else if (auto* adam = dynamic_cast<torch::optim::Adam*>(&optimizer))
+      load_param_states<torch::optim::AdamParamState>(archive, *adam);
+    else
+      optimizer.load(archive);
   } catch (const c10::Error& e) {
     SLIMTRAIN_THROW(DataError, "optimizer state in the checkpoint does not fit this optimizer: ",
                     e.what_without_backtrace());

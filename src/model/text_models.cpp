@@ -51,8 +51,8 @@ Output TextClassifierImpl::forward(const torch::Tensor&, const torch::Tensor&) {
 }
 
 Output TextClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
-  const torch::Tensor& ids = named(inputs, "input_ids", spec().name);
-  const torch::Tensor& mask = named(inputs, "attention_mask", spec().name);
+  const torch::Tensor ids = named(inputs, "input_ids", spec().name);
+  const torch::Tensor mask = named(inputs, "attention_mask", spec().name);
   const torch::Tensor pooled = features(ids, mask);
   await_weights(*head_);
   return make_output(head_->forward(pooled), y);

@@ -1,13 +1,11 @@
 #include "slimtrain/train/chunked_optim.hpp"
 
-#include <c10/util/string_utils.h>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
-#include <string>
 
+#include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
@@ -46,10 +44,6 @@ torch::Tensor scratch_for(torch::Tensor& scratch, const torch::Tensor& like) {
   return scratch.narrow(0, 0, like.numel()).view(like.sizes());
 }
 
-std::string key_of(const torch::Tensor& p) {
-  return c10::guts::to_string(p.unsafeGetTensorImpl());
-}
-
 }  // namespace
 
 torch::Tensor ChunkedSGD::step(LossClosure closure) {
@@ -75,7 +69,7 @@ torch::Tensor ChunkedSGD::step(LossClosure closure) {
       bool first = false;
       torch::Tensor buffer;
       if (momentum != 0) {
-        const std::string key = key_of(p);
+        const auto key = ckpt::optimizer_state_key(p);
         auto found = state_.find(key);
         if (found == state_.end()) {
           first = true;
@@ -134,7 +128,7 @@ torch::Tensor ChunkedAdamW::step(LossClosure closure) {
       const torch::Tensor& grad = p.grad();
       // Decoupled weight decay first, in place, as LibTorch does.
       if (options.weight_decay() != 0) p.mul_(1 - options.lr() * options.weight_decay());
-      const std::string key = key_of(p);
+      const auto key = ckpt::optimizer_state_key(p);
       if (state_.find(key) == state_.end()) {
         auto state = std::make_unique<torch::optim::AdamWParamState>();
         state->step(0);

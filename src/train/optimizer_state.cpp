@@ -1,13 +1,10 @@
 #include "slimtrain/train/optimizer_state.hpp"
 
+#include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
 namespace {
-
-std::string key_of(const torch::Tensor& t) {
-  return c10::guts::to_string(t.unsafeGetTensorImpl());
-}
 
 // The first `length` elements of a state tensor in the parameter's row-major order, on the host.
 torch::Tensor elements(const torch::Tensor& t, std::int64_t length) {
@@ -34,7 +31,7 @@ ckpt::FlatOptimizerState flat_state(const torch::optim::Optimizer& optimizer,
   std::map<std::string, std::vector<torch::Tensor>> parts;
   for (const OptimizedSpan& span : spans) {
     out.ranges.push_back({span.logical.start, span.logical.length});
-    const auto it = optimizer.state().find(key_of(span.tensor));
+    const auto it = optimizer.state().find(ckpt::optimizer_state_key(span.tensor));
     const torch::optim::OptimizerParamState* state =
         it == optimizer.state().end() ? nullptr : it->second.get();
     auto add = [&](const char* kind, const torch::Tensor& t) {
@@ -81,13 +78,13 @@ void load_flat_state(torch::optim::Optimizer& optimizer, const std::string& name
     if (name == "sgd") {
       auto s = std::make_unique<torch::optim::SGDParamState>();
       s->momentum_buffer(part("momentum_buffer", span));
-      optimizer.state()[key_of(span.tensor)] = std::move(s);
+      optimizer.state()[ckpt::optimizer_state_key(span.tensor)] = std::move(s);
     } else {
       auto s = std::make_unique<torch::optim::AdamWParamState>();
       s->step(state.step);
       s->exp_avg(part("exp_avg", span));
       s->exp_avg_sq(part("exp_avg_sq", span));
-      optimizer.state()[key_of(span.tensor)] = std::move(s);
+      optimizer.state()[ckpt::optimizer_state_key(span.tensor)] = std::move(s);
     }
     at += span.logical.length;
   }

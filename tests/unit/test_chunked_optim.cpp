@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/train/chunked_optim.hpp"
 
 namespace slimtrain::train {
@@ -54,8 +55,8 @@ TEST(ChunkedOptim, AdamWIsLibTorchsBitForBit) {
     ChunkedAdamW ours(ours_p, options, kChunk);
     expect_same(theirs, theirs_p, ours, ours_p, 5);
     for (std::size_t i = 0; i < theirs_p.size(); ++i) {
-      const auto key = c10::guts::to_string(theirs_p[i].unsafeGetTensorImpl());
-      const auto our_key = c10::guts::to_string(ours_p[i].unsafeGetTensorImpl());
+      const auto key = slimtrain::ckpt::optimizer_state_key(theirs_p[i]);
+      const auto our_key = slimtrain::ckpt::optimizer_state_key(ours_p[i]);
       const auto& a = static_cast<torch::optim::AdamWParamState&>(*theirs.state().at(key));
       const auto& b = static_cast<torch::optim::AdamWParamState&>(*ours.state().at(our_key));
       EXPECT_EQ(a.step(), b.step());
@@ -86,9 +87,9 @@ TEST(ChunkedOptim, SgdIsLibTorchsBitForBitInEveryVariant) {
     expect_same(theirs, theirs_p, ours, ours_p, 4);
     for (std::size_t i = 0; i < theirs_p.size() && v.momentum != 0; ++i) {
       const auto& a = static_cast<torch::optim::SGDParamState&>(
-          *theirs.state().at(c10::guts::to_string(theirs_p[i].unsafeGetTensorImpl())));
+          *theirs.state().at(slimtrain::ckpt::optimizer_state_key(theirs_p[i])));
       const auto& b = static_cast<torch::optim::SGDParamState&>(
-          *ours.state().at(c10::guts::to_string(ours_p[i].unsafeGetTensorImpl())));
+          *ours.state().at(slimtrain::ckpt::optimizer_state_key(ours_p[i])));
       EXPECT_TRUE(torch::equal(a.momentum_buffer(), b.momentum_buffer()));
     }
   }

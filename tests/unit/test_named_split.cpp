@@ -47,8 +47,8 @@ TEST(NamedInputs, BatchesArePaddedWithTheirMasks) {
   const sd::Batch b = split.batch(rows.data(), 10);
   ASSERT_EQ(b.inputs.size(), 3u);  // input_ids, attention_mask, pixel_values
   EXPECT_EQ(b.inputs[1].first, "attention_mask");
-  const torch::Tensor& ids = input(b, "input_ids");
-  const torch::Tensor& mask = input(b, "attention_mask");
+  const torch::Tensor ids = input(b, "input_ids");
+  const torch::Tensor mask = input(b, "attention_mask");
   std::int64_t longest = 0;
   for (std::int64_t r : rows) longest = std::max(longest, split.length(r));
   EXPECT_EQ(ids.size(1) % 8, 0);
@@ -60,7 +60,7 @@ TEST(NamedInputs, BatchesArePaddedWithTheirMasks) {
                              torch::zeros({ids.size(1) - split.length(i)}, torch::kInt64)))
         << "padding is not pad_id 0";
   }
-  const torch::Tensor& px = input(b, "pixel_values");
+  const torch::Tensor px = input(b, "pixel_values");
   EXPECT_EQ(px.scalar_type(), torch::kFloat32);
   EXPECT_EQ(px.sizes(), (std::vector<std::int64_t>{10, 3, 8, 8}));
   EXPECT_LT(px.abs().max().item<float>(), 3.0f) << "mean/std (100/60) not applied";

@@ -2,12 +2,39 @@
 /** @brief Moving a torch module's and optimizer's state into and out of a CheckpointState. */
 #include <torch/torch.h>
 
+#include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "slimtrain/ckpt/checkpoint_state.hpp"
 
 namespace slimtrain::ckpt {
+
+/**
+ * @brief The key under which LibTorch's optimizers keep a parameter's state in
+ * Optimizer::state(): its TensorImpl's address, as text (std::string) up to LibTorch 2.0 and as
+ * the pointer itself (void*) since. The same code compiles against either.
+ */
+using OptimizerStateKey =
+    std::decay_t<decltype(std::declval<const torch::optim::Optimizer&>().state())>::key_type;
+
+template <typename Key>
+Key optimizer_state_key_as(c10::TensorImpl* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream text;  // what c10::guts::to_string made of the pointer (LibTorch 1.x)
+    text << static_cast<const void*>(impl);
+    return text.str();
+  } else {
+    return impl;
+  }
+}
+
+/** @brief `param`'s key in Optimizer::state() (OptimizerStateKey). */
+inline OptimizerStateKey optimizer_state_key(const torch::Tensor& param) {
+  return optimizer_state_key_as<OptimizerStateKey>(param.unsafeGetTensorImpl());
+}
 
 /** @brief Parameters AND buffers of `module`, cloned to contiguous CPU tensors, named prefix+name.
  */
