@@ -1,0 +1,40 @@
+# Included after project() (-DCMAKE_PROJECT_INCLUDE=...). A pip LibTorch's CMake package can
+# name targets the CUDA toolkit at hand no longer has (CUDA::nvToolsExt is gone from CUDA 12.9+,
+# torch::nvtx3 / torch::cudnn depend on what its cuda.cmake found). At the end of the top-level
+# directory, every `ns::name` in the link interface of LibTorch's imported targets that is not a
+# target becomes an empty GLOBAL INTERFACE IMPORTED target, named in the configure log.
+if(CMAKE_VERSION VERSION_LESS 3.19)
+  return()
+endif()
+function(_slimtrain_gpu_stub_missing)
+  set(seen "")
+  set(queue torch torch_library torch_cpu torch_cuda c10 c10_cuda caffe2::cuda caffe2::cublas
+            caffe2::curand caffe2::cufft caffe2::nvrtc torch::cudart torch::nvtoolsext torch::nvtx3
+            torch::cudnn)
+  while(queue)
+    list(POP_FRONT queue t)
+    if(t IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen "${t}")
+    if(NOT TARGET "${t}")
+      continue()
+    endif()
+    get_target_property(libs "${t}" INTERFACE_LINK_LIBRARIES)
+    if(NOT libs)
+      continue()
+    endif()
+    foreach(l IN LISTS libs)
+      string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" l "${l}")
+      if(l MATCHES "^[A-Za-z0-9_]+::[A-Za-z0-9_]+$")
+        if(TARGET "${l}")
+          list(APPEND queue "${l}")
+        else()
+          add_library(${l} INTERFACE IMPORTED GLOBAL)
+          message(STATUS "slimtrain .gpu: '${t}' links '${l}', which is not a target: made an empty one")
+        endif()
+      endif()
+    endforeach()
+  endwhile()
+endfunction()
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _slimtrain_gpu_stub_missing)
