@@ -47,9 +47,13 @@ void CheckpointManager::save_async(CheckpointState state, std::optional<double> 
       if (hook) (*hook)(state);
       path = write_checkpoint(dir, state, metric);
       apply_retention(dir, policy);
-    } catch (const Error&) {
+    } catch (const Error& e) {
       error = std::current_exception();
+      // Said now as well as when the write is waited for: a job that dies before then would
+      // otherwise not say why its steps since the previous checkpoint were lost.
+      log::warn("checkpoint of step ", state.step, ": the write failed: ", e.what());
     } catch (const std::exception& e) {
+      log::warn("checkpoint of step ", state.step, ": the write failed: ", e.what());
       // Foreign exceptions (filesystem, torch) become an Error that says which write failed.
       error = std::make_exception_ptr(
           Error(detail::concat("checkpoint write of step ", state.step, " failed: ", e.what()),

@@ -48,6 +48,8 @@ constexpr const char* kBestKey = "best_evaluation";
 // Seconds the peers wait for rank 0 past the I/O deadline it gives a write: room for it to give
 // up on a hung write and say so in the agreement, instead of the peers timing out first.
 constexpr double kSettleMarginS = 10.0;
+// Seconds between tries of a final checkpoint whose write failed.
+constexpr double kFinalRetryS = 5.0;
 
 }  // namespace
 
@@ -100,6 +102,12 @@ void Checkpointer::start_shard_write(std::int64_t step) {
     try {
       if (hang) hang->fire();
       ckpt::stage_rank_file(dir, step, name, ckpt::serialize_shard(state));
+    } catch (const std::exception& e) {
+      error = std::current_exception();
+      // Said now: the ranks agree on it only at the next checkpoint, which a job that dies
+      // meanwhile never reaches, and then the log would not say why steps since were lost.
+      log::warn("checkpoint of step ", step, ": writing ", name, " failed: ", e.what(),
+                " (every rank learns of it at the next checkpoint)");
     } catch (...) {
       error = std::current_exception();
     }
@@ -221,6 +229,14 @@ void Checkpointer::failed_write(const Error& e, bool final) {
   const std::string limit =
       detail::concat(failed_in_a_row_, " failed in a row; --max-failed-checkpoints ",
                      s_.cfg.max_failed_checkpoints);
+  if (final && final_tries_left_ > 0) {
+    // Said on the first failure and then once a minute: the tries can last --io-timeout.
+    const int every = static_cast<int>(60.0 / kFinalRetryS);
+    if (s_.rt.rank() == 0 && (failed_in_a_row_ == 1 || failed_in_a_row_ % every == 0))
+      log::warn("the final checkpoint could not be written: ", e.what(), "; trying again every ",
+                kFinalRetryS, " s (", final_tries_left_, " tries left, until --io-timeout)");
+    return;
+  }
   if (final || failed_in_a_row_ >= s_.cfg.max_failed_checkpoints)
     throw CheckpointsFailed(
         detail::concat(final ? "the final checkpoint could not be written: "
@@ -233,6 +249,23 @@ void Checkpointer::failed_write(const Error& e, bool final) {
               "); training goes on, the previous checkpoint stays the latest (",
               latest.empty() ? std::string("none yet") : latest,
               "), and the next is tried at the next interval");
+}
+
+void Checkpointer::save_final(const Position& at) {
+  // The same count on every rank: the deadline is computed from the same figures everywhere.
+  const double deadline = s_.io_deadline(s_.checkpoint_bytes_estimate());
+  const int tries = 1 + static_cast<int>(deadline / kFinalRetryS);
+  for (int t = 1; t <= tries; ++t) {
+    final_tries_left_ = tries - t;
+    save(at);
+    wait(/*final=*/true);
+    if (failed_in_a_row_ == 0) break;  // landed (or this step had landed already)
+    if (s_.rt.rank() == 0 && failed_in_a_row_ == 1)
+      log::info("the run itself is done; only its final checkpoint is waiting for the disk");
+    written_step_ = -1;  // the same step again
+    std::this_thread::sleep_for(std::chrono::duration<double>(kFinalRetryS));
+  }
+  final_tries_left_ = 0;
 }
 
 void Checkpointer::save(const Position& at) {

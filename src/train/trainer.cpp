@@ -300,8 +300,7 @@ void Trainer::finish(const nlohmann::json& memory) {
   s.run_log->end_progress_line();
   timer_.pause("checkpoint", pos_.step);
   s.settle_weights();
-  checkpoints_->save(pos_);
-  checkpoints_->wait(/*final=*/true);
+  checkpoints_->save_final(pos_);
   nlohmann::json final_metrics = nullptr;
   if (s.final_split.empty()) {
     log::info_rank0("no final evaluation: ", s.cfg.data, " has no split for it (",

@@ -43,10 +43,19 @@ check "  step 10 stays the latest" latest_is "$work/stays" 10
 check "  it resumes from there" expect_rc 0 "${MPI[@]}" "$S" train "${recipe[@]}" --out "$work/stays"
 check "  at step 10" contains "resumed from .*step-00000010 at step 10"
 
+# The final checkpoint is tried again every 5 s until the I/O deadline (here 11 s: 3 tries).
 check "a final checkpoint that cannot be written ends the job with exit 1" expect_rc 1 env \
   SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=60,action=full" "${MPI[@]}" "$S" train "${recipe[@]}" \
-  --out "$work/final"
+  --io-timeout 11 --out "$work/final"
+check "  after trying again" contains "the final checkpoint could not be written: .*No space left on device.*; trying again every 5 s (2 tries left, until --io-timeout)"
 check "  saying so" contains "the final checkpoint could not be written: writing the checkpoint failed on rank 0: No space left on device"
+check "  no done event" test -z "$(events "$work/final" done)"
+check "a final checkpoint whose disk frees up after two tries lands" expect_rc 0 env \
+  SLIMTRAIN_INJECT="rank=0,phase=checkpoint,step=60,action=full,times=2" "${MPI[@]}" "$S" train \
+  "${recipe[@]}" --io-timeout 60 --out "$work/final-late"
+check "  saying it tries again" contains "the final checkpoint could not be written: .*trying again every 5 s"
+check "  step 60 is the latest" latest_is "$work/final-late" 60
+check "  and the run is done" json_is "$(events "$work/final-late" done)" 'e["step"] == 60'
 
 # metrics.jsonl on a full disk: events kept in memory, written in order once space is back.
 train_steps() {
