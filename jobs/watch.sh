@@ -23,15 +23,21 @@ new_failure_file() {
   launcher_ended_at=""
 }
 
+# say_failure: the first report of this launch, once, naming the rank, its host and why.
+say_failure() {
+  [ -s "${SLIMTRAIN_FAILURE_FILE:-}" ] && [ -z "$failure_seen_at" ] || return 0
+  failure_seen_at=$(date +%s)
+  echo "slimtrain job: a rank reported that the job cannot continue:" \
+    "$(head -n 1 "$SLIMTRAIN_FAILURE_FILE")" >&2
+}
+
 # watch_failure PID: call every second or more often while the launcher PID runs.
 watch_failure() {
   local pid=$1 now
   [ -s "${SLIMTRAIN_FAILURE_FILE:-}" ] || return 0
   now=$(date +%s)
   if [ -z "$failure_seen_at" ]; then
-    failure_seen_at=$now
-    echo "slimtrain job: a rank reported that the job cannot continue:" \
-      "$(head -n 1 "$SLIMTRAIN_FAILURE_FILE")" >&2
+    say_failure
   elif [ -z "$launcher_ended_at" ] && [ $((now - failure_seen_at)) -ge "$SLIMTRAIN_LAUNCHER_GRACE" ]; then
     echo "slimtrain job: the launcher is still running ${SLIMTRAIN_LAUNCHER_GRACE} s after that" \
       "report (an unreachable node?): ending it" >&2
@@ -49,6 +55,8 @@ watch_failure() {
 # rank before that one could exit 2 too, and a relaunch would only fail the same way.
 failure_exit_code() {
   local rc=$1 code
+  # A launcher that ended between two looks: its report is still said (the log names the rank).
+  say_failure
   if [ -n "$launcher_ended_at" ]; then
     code=$(head -n 1 "$SLIMTRAIN_FAILURE_FILE" | sed -n 's/^rank .* exit \([0-9]*\): .*/\1/p')
     echo "${code:-1}"
