@@ -3,7 +3,8 @@
 // the data plane, so each step is exactly its two control reductions: the check before backward
 // and the decision.
 //   bench_control steps [STEPS]   every rank: STEPS steps; rank 0 prints
-//       CONTROL np=N step_us_p50=... step_us_p99=... bytes_per_step=... (per rank, both reductions)
+//       CONTROL np=N step_us_p50=... step_us_p99=... cpu_us_per_rank=... bytes_per_step=...
+//       (per rank, both reductions)
 //   bench_control stall [DEADLINE] the last rank stops answering at step 10; rank 0 prints
 //       STALL np=N named_s=... deadline_s=... message_bytes=... message=...
 //   and every rank leaves without MPI_Finalize (the stopped rank can never join).

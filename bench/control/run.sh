@@ -4,8 +4,8 @@
 # (bench_control): the two control reductions of one training step (the check before backward
 # and the decision), their time and the bytes each rank sends; then the last rank stops answering
 # and rank 0 times how long the deadline plus the stall inquiry take to name it.
-#   RESULT control np=N step_us_p50=... step_us_p99=... bytes_per_step=... named_s=... deadline_s=... message_bytes=...
-#   RESULT control_scale from=8 to=32 time_growth=... bytes_growth=... named_growth=... log_growth=1.67 linear_growth=4.00
+#   RESULT control np=N step_us_p50=... step_us_p99=... cpu_us_per_rank=... bytes_per_step=... named_s=... deadline_s=... message_bytes=...
+#   RESULT control_scale from=8 to=32 time_growth=... cpu_growth=... bytes_growth=... named_growth=... report_growth=... log_growth=1.67 linear_growth=4.00
 # Usage: bench/control/run.sh [build-dir]   (root: network namespaces)
 # Environment: NPS ("2 4 8 16 32"), STEPS (300), DEADLINE (3).
 set -euo pipefail

@@ -193,10 +193,11 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   crash_point("after-manifest");
 
   if (fs::exists(final_dir, ec)) {
-    // The step of an earlier run in this directory (a run started afresh with --resume none; the
-    // trainer never writes one step twice itself). Moved aside with plain renames, which every
-    // file system honours (not RENAME_EXCHANGE, which NFS and Lustre may refuse); a crash in
-    // between leaves no step-N, and the checkpoints before it loadable.
+    // The step of an earlier run in this directory (a run started afresh with --resume none), or
+    // a final checkpoint tried again after its directory landed but `latest` did not. Moved aside
+    // with plain renames, which every file system honours (not RENAME_EXCHANGE, which NFS and
+    // Lustre may refuse); a crash in between leaves no step-N, and the checkpoints before it
+    // loadable.
     const std::string old =
         checkpoints + "/" + kTmpPrefix + "replaced-" + name + "-" + std::to_string(::getpid());
     files::rename_checked(final_dir, old);

@@ -83,7 +83,7 @@ void CheckpointManager::wait(double timeout_s) {
                       " has not finished after ", timeout_s,
                       " s (--io-timeout): the file system "
                       "under ",
-                      checkpoints_dir_, " is not answering; that write is abandoned");
+                      checkpoints_dir_, " is not answering; ", kWriteAbandoned);
     }
   }
   if (worker_.joinable()) worker_.join();

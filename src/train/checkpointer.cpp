@@ -172,7 +172,7 @@ void Checkpointer::wait(bool final) {
     if (!shard->finished.wait_until(lock, until, [&] { return shard->done; })) {
       failure = std::make_exception_ptr(Error(
           detail::concat("writing its optimizer shard has not finished on rank ", s_.rt.rank(),
-                         " after ", io_deadline, " s (--io-timeout); that write is abandoned"),
+                         " after ", io_deadline, " s (--io-timeout); ", ckpt::kWriteAbandoned),
           __FILE__, __LINE__));
     } else if (shard->error) {
       try {
@@ -229,12 +229,17 @@ void Checkpointer::failed_write(const Error& e, bool final) {
   const std::string limit =
       detail::concat(failed_in_a_row_, " failed in a row; --max-failed-checkpoints ",
                      s_.cfg.max_failed_checkpoints);
-  if (final && final_tries_left_ > 0) {
-    // Said on the first failure and then once a minute: the tries can last --io-timeout.
+  // A write that failed (a full disk) is tried again; one given up after the I/O deadline (a hung
+  // file system) is not: each try would wait that long again. Every rank has the same message.
+  const bool abandoned = std::string(e.what()).find(ckpt::kWriteAbandoned) != std::string::npos;
+  if (final && final_tries_left_ > 0 && !abandoned) {
+    // Said on the first try and then once a minute: the tries can last --io-timeout.
     const int every = static_cast<int>(60.0 / kFinalRetryS);
-    if (s_.rt.rank() == 0 && (failed_in_a_row_ == 1 || failed_in_a_row_ % every == 0))
+    if (s_.rt.rank() == 0 && (final_try_ == 1 || final_try_ % every == 0))
       log::warn("the final checkpoint could not be written: ", e.what(), "; trying again every ",
                 kFinalRetryS, " s (", final_tries_left_, " tries left, until --io-timeout)");
+    if (s_.rt.rank() == 0 && final_try_ == 1)
+      log::info("the run itself is done; only its final checkpoint is waiting for the disk");
     return;
   }
   if (final || failed_in_a_row_ >= s_.cfg.max_failed_checkpoints)
@@ -256,15 +261,15 @@ void Checkpointer::save_final(const Position& at) {
   const double deadline = s_.io_deadline(s_.checkpoint_bytes_estimate());
   const int tries = 1 + static_cast<int>(deadline / kFinalRetryS);
   for (int t = 1; t <= tries; ++t) {
+    final_try_ = t;
     final_tries_left_ = tries - t;
     save(at);
     wait(/*final=*/true);
     if (failed_in_a_row_ == 0) break;  // landed (or this step had landed already)
-    if (s_.rt.rank() == 0 && failed_in_a_row_ == 1)
-      log::info("the run itself is done; only its final checkpoint is waiting for the disk");
-    written_step_ = -1;  // the same step again
+    written_step_ = -1;                // the same step again
     std::this_thread::sleep_for(std::chrono::duration<double>(kFinalRetryS));
   }
+  final_try_ = 0;
   final_tries_left_ = 0;
 }
 

@@ -14,7 +14,7 @@ rank_pids() {
   local p r
   for p in $(ip netns pids "$(cluster_ns "$1")" 2>/dev/null); do
     [ "$(cat "/proc/$p/comm" 2>/dev/null)" = slimtrain ] || continue
-    r=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+    r=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
     [ -n "$r" ] && echo "$r $p"
   done
 }

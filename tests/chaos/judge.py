@@ -81,7 +81,9 @@ def failed_writes(log, since, until):
             continue
         step = re.search(r"checkpoint of step (\d+): .*failed", line)
         if not step and re.search(r"(not written|could not be written|keep failing)", line):
-            step = re.search(r"step-0*(\d+)", line)
+            # The failed write's own path; not the latest checkpoint these lines also name.
+            said = re.split(r"(the previous checkpoint stays|the latest checkpoint is)", line)[0]
+            step = re.search(r"step-0*(\d+)", said)
         if step:
             steps.add(int(step.group(1)))
     return steps
@@ -92,6 +94,11 @@ def judge(trial_dir):
     log = open(os.path.join(trial_dir, "job.log"), errors="replace").read()
     ev = events(os.path.join(trial_dir, "run"))
     faults, rc, end = t["faults"], t["rc"], t["end"]
+    latest_step = None
+    try:
+        latest_step = json.load(open(os.path.join(trial_dir, "inspect.json")))["step"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     reasons = []
     row = {"trial": t["trial"], "faults": "+".join(f["kind"] for f in faults),
            "moments": "+".join(str(f["step"]) for f in faults), "rc": rc,
@@ -126,15 +133,15 @@ def judge(trial_dir):
             reasons.append("a relaunch with no fault before it")
             continue
         first = next((e for e in trains if e["time"] >= s["time"]), None)
-        reached = max((e["step"] for e in trains if e["time"] < s["time"]), default=0)
+        since = max([p["time"] for p in starts if p["time"] < s["time"]] or [0])
+        # What the launch before this one reached (an earlier launch may have gone further).
+        reached = max((e["step"] for e in trains if since <= e["time"] < s["time"]), default=0)
         lost = max(0, reached - s["resumed_at_step"])
         # One interval, and one more for each checkpoint lost on the way: corrupted before this
         # relaunch, or not written (a full disk) since the previous start.
         corrupted = any(f["kind"] == "corrupt" and f["fired"] <= s["time"] for f in fired)
-        since = max([p["time"] for p in starts if p["time"] < s["time"]] or [0])
-        failed = max(sum(1 for e in ev if e["event"] == "checkpoint_failed"
-                         and since < e["time"] < s["time"]),
-                     len(failed_writes(log, since, s["time"])))
+        # Distinct steps, as the log says them: a final checkpoint tried again is one step.
+        failed = len(failed_writes(log, since, s["time"]))
         allowed = t["interval"] * (1 + int(corrupted) + failed)
         row["lost"] = max(row["lost"], lost)
         if lost > allowed:
@@ -170,6 +177,10 @@ def judge(trial_dir):
             reasons.append("no stopped event")
         elif stopped[-1]["step"] not in ckpts:  # written at the stop, or just before by schedule
             reasons.append(f"stopped at {stopped[-1]['step']} with no checkpoint there")
+        elif latest_step is not None and latest_step != stopped[-1]["step"]:
+            # The checkpoint event is logged as the write starts: the one that landed must be it.
+            reasons.append(f"stopped at {stopped[-1]['step']} but the latest checkpoint is "
+                           f"step {latest_step}")
     if t["inspect"] not in ("ok", "none"):
         reasons.append(f"the latest checkpoint does not verify ({t['inspect']})")
     if t["leftover"]:

@@ -18,6 +18,11 @@
 
 namespace slimtrain::ckpt {
 
+/** @brief Ends the message of a write given up after the I/O deadline (a hung file system), in
+ * every layer that gives one up: a caller that would try again knows not to wait that long twice.
+ */
+inline constexpr const char* kWriteAbandoned = "that write is abandoned";
+
 /** @brief Used on the writing rank (rank 0); the static loaders work on any rank. */
 class CheckpointManager {
  public:

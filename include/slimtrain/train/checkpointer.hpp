@@ -82,7 +82,8 @@ class Checkpointer {
   void wait(bool final = false);
   /**
    * @brief The run's last checkpoint: save and wait. A write that fails (a full disk) is tried
-   * again every few seconds until the I/O deadline has passed, then CheckpointsFailed: a disk
+   * again every few seconds until the I/O deadline has passed, then CheckpointsFailed (at once
+   * for a write given up after the I/O deadline, a hung file system, as before): a disk
    * often frees up, and ending at once sends a job script's restarts back over the last interval
    * onto the same disk. Every rank makes the same number of tries (each is agreed). Collective.
    */
@@ -109,6 +110,7 @@ class Checkpointer {
   Session& s_;
   std::int64_t in_flight_ = -1;  ///< the step whose write is in flight, or -1
   int failed_in_a_row_ = 0;      ///< checkpoint writes that failed in a row
+  int final_try_ = 0;            ///< save_final: this try, from 1 (0 outside it)
   int final_tries_left_ = 0;     ///< save_final: tries after this one (a failure then only warns)
   // This rank's optimizer file of the checkpoint in flight, written by a detached thread that
   // holds only this state: a wait that gives up on it (a hung file system) leaves it behind.
