@@ -6,13 +6,13 @@
 # ranks: 1 on node2 (no answer)", then calls MPI_Abort. When a node's link is down, mpirun then
 # waits minutes for that node's daemon (seen on a simulated 2-node cluster: over two minutes,
 # then a crash in PMIx_Finalize), and a real job would hold its nodes until the time limit. So the
-# script watches the file: SLIMTRAIN_LAUNCHER_GRACE seconds (default 2) after the first line, a
+# script watches the file: SLIMTRAIN_LAUNCHER_GRACE seconds (default 5) after the first line, a
 # launcher still running gets SIGTERM, 5 s later SIGKILL, and the job exits with the rank's code.
-# mpirun ends a job whose ranks all answer within a second of MPI_Abort; the grace is the part of
-# a relaunch after a lost node that is spent waiting (it was 5 s: the chaos campaign's cut trials
-# took 17-24 s from the cut to the relaunched job's first step).
+# Not shorter while the report file is one per run directory: the ranks left on a cut-off node
+# write theirs a few seconds after the others, and a relaunch begun before then takes that stale
+# line for its own (2 s failed cluster_slurm_nodes that way). A file per launch comes first.
 
-SLIMTRAIN_LAUNCHER_GRACE=${SLIMTRAIN_LAUNCHER_GRACE:-2}
+SLIMTRAIN_LAUNCHER_GRACE=${SLIMTRAIN_LAUNCHER_GRACE:-5}
 failure_seen_at=""
 launcher_ended_at=""
 
