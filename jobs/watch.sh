@@ -6,21 +6,21 @@
 # ranks: 1 on node2 (no answer)", then calls MPI_Abort. When a node's link is down, mpirun then
 # waits minutes for that node's daemon (seen on a simulated 2-node cluster: over two minutes,
 # then a crash in PMIx_Finalize), and a real job would hold its nodes until the time limit. So the
-# script watches the file: SLIMTRAIN_LAUNCHER_GRACE seconds (default 5) after the first line, a
+# script watches the file: SLIMTRAIN_LAUNCHER_GRACE seconds (default 2) after the first line, a
 # launcher still running gets SIGTERM, 5 s later SIGKILL, and the job exits with the rank's code.
-# Not shorter while the report file is one per run directory: the ranks left on a cut-off node
-# write theirs a few seconds after the others, and a relaunch begun before then takes that stale
-# line for its own (2 s failed cluster_slurm_nodes that way). A file per launch comes first.
+# Each launch has its own report file (train.sbatch), so the ranks left on a cut-off node, which
+# write theirs a few seconds after the others, cannot end a relaunch begun before then.
 
-SLIMTRAIN_LAUNCHER_GRACE=${SLIMTRAIN_LAUNCHER_GRACE:-5}
+SLIMTRAIN_LAUNCHER_GRACE=${SLIMTRAIN_LAUNCHER_GRACE:-2}
 failure_seen_at=""
 launcher_ended_at=""
 
-# new_failure_file DIR: a fresh, empty report file under DIR, exported for the ranks (mpirun
-# needs -x SLIMTRAIN_FAILURE_FILE to pass it to other nodes; srun passes the environment).
+# new_failure_file DIR [NAME]: a fresh, empty report file DIR/NAME (default failure-report.txt),
+# exported for the ranks (mpirun needs -x SLIMTRAIN_FAILURE_FILE to pass it to other nodes; srun
+# passes the environment).
 new_failure_file() {
   mkdir -p "$1" || return 1
-  export SLIMTRAIN_FAILURE_FILE="$1/failure-report.txt"
+  export SLIMTRAIN_FAILURE_FILE="$1/${2:-failure-report.txt}"
   rm -f "$SLIMTRAIN_FAILURE_FILE"
   failure_seen_at=""
   launcher_ended_at=""

@@ -144,6 +144,7 @@ sys.exit(not any(e["event"] == "start" and e["time"] > float(sys.argv[2])
   check "  the script relaunched once, without node2" \
     contains "restart 1 of 1 with --resume auto, without node2"
   check "  on node1 alone" contains "train.sbatch: launching on node1 (excluded: node2)"
+  check "  at the same global batch" contains "1 of 2 ranks: --grad-accum 2 keeps the global batch"
   check "  the relaunch resumed from a checkpoint" contains "resumed from .*step-"
   check "  first on node1 and node2, then on node1 only" same "$(start_hosts "$run")" "node1 node2
 node1"
