@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/report/svg_chart.hpp"
 
 namespace slimtrain::report {
@@ -30,12 +31,6 @@ ChartFrame frame(std::string title, std::string y_label, bool from_zero = false)
   return f;
 }
 
-std::string fixed(double v, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, v);
-  return text;
-}
-
 // A member or nullptr: a const json's operator[] on a missing key is undefined behaviour, and a
 // report must read runs from older versions and runs cut short.
 const json* field(const json* e, const char* key) {
@@ -43,7 +38,7 @@ const json* field(const json* e, const char* key) {
 }
 
 std::string number(const json* v, int decimals) {
-  return v && v->is_number() ? fixed(v->get<double>(), decimals) : "–";
+  return v && v->is_number() ? detail::fixed(v->get<double>(), decimals) : "–";
 }
 
 std::string clock_text(const json& e) {
@@ -101,7 +96,8 @@ std::vector<Marker> markers(const std::vector<RunData>& runs) {
       if (h.kind == "ckpt" && checkpoints > 12) continue;  // many: listed in the table only
       const std::string who = runs.size() > 1 ? run.name + ": " : "";
       out.push_back({h.step, h.kind,
-                     who + h.kind + " at step " + fixed(h.step, 0) + ": " + h.detail, h.color});
+                     who + h.kind + " at step " + detail::fixed(h.step, 0) + ": " + h.detail,
+                     h.color});
     }
   }
   return out;

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "slimtrain/core/detail/fixed.hpp"
+
 namespace slimtrain::report {
 namespace {
 
@@ -19,10 +21,7 @@ std::string duration_text(double seconds) {
 }
 
 std::string fixed(const json& v, int decimals) {
-  if (!v.is_number()) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, v.get<double>());
-  return text;
+  return v.is_number() ? detail::fixed(v.get<double>(), decimals) : "-";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
@@ -22,12 +23,6 @@ constexpr Bf16Measurement kMeasured[] = {
     {"vit-tiny", 1.268, 1.46, -0.0003},
 };
 constexpr double kAccuracyTolerance = 0.005;
-
-std::string fixed(double value, const char* format) {
-  char text[32];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
 
 }  // namespace
 
@@ -57,9 +52,9 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
   if (speedup <= 0)
     return {"fp32", "--precision auto: bf16 not measured for " + model + " on a CPU " + kind +
                         " (bench/train/bf16.sh)"};
-  const std::string figures = "measured " + fixed(speedup, "%.2f") +
-                              "x the samples/s in bf16, test accuracy " +
-                              fixed(100 * m->accuracy, "%+.2f") + " points, on a CPU " + kind;
+  const std::string figures =
+      "measured " + detail::fixed(speedup, 2) + "x the samples/s in bf16, test accuracy " +
+      detail::fixed(100 * m->accuracy, 2, true) + " points, on a CPU " + kind;
   if (speedup > 1.0 && m->accuracy >= -kAccuracyTolerance)
     return {"bf16", "--precision auto: " + model + " " + figures};
   return {"fp32", "--precision auto: " + model + " " + figures + ": not worth it"};

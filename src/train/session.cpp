@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "slimtrain/comm/flight_recorder.hpp"
+#include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/model/max_pool.hpp"
@@ -52,12 +53,6 @@ std::uint64_t Session::checkpoint_bytes_estimate() const {
 }
 
 namespace {
-
-std::string fixed_seconds(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", seconds);
-  return text;
-}
 
 // The OpenBLAS kernels loaded and how they were chosen, for scripts (bench/train reads them).
 nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
@@ -166,13 +161,13 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   nlohmann::json startup = nlohmann::json::object();
   double total = resume_ms / 1e3;
   for (const auto& [name, seconds] : s.startup_seconds) {
-    stages += detail::concat(stages.empty() ? "" : ", ", name, " ", fixed_seconds(seconds));
+    stages += detail::concat(stages.empty() ? "" : ", ", name, " ", detail::fixed(seconds, 2));
     startup[name] = seconds;
     total += seconds;
   }
   startup["resume"] = resume_ms / 1e3;
-  log::info_rank0("start-up on rank 0: ", fixed_seconds(total), " s (", stages, ", resume ",
-                  fixed_seconds(resume_ms / 1e3), ")");
+  log::info_rank0("start-up on rank 0: ", detail::fixed(total, 2), " s (", stages, ", resume ",
+                  detail::fixed(resume_ms / 1e3, 2), ")");
   log::info_rank0("data plane deadlines: --collective-timeout ", cfg.collective_timeout_s,
                   " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
                   s.bandwidth.bytes == 0 ? "--floor-bandwidth"
