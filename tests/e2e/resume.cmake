@@ -5,5 +5,9 @@ slimtrain_add_e2e(NAME e2e_resume_bitwise COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/re
                   TIMEOUT 240 LABELS resume)
 slimtrain_add_e2e(NAME e2e_signal_stop COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_stop.sh
                   TIMEOUT 240 LABELS resume)
+# jobs/train.sbatch without Slurm: MAX_RESTARTS counts relaunches in a row without a new
+# checkpoint; a failure report per launch (about 60 s).
+slimtrain_add_e2e(NAME e2e_job_restarts COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/job_restarts.sh
+                  TIMEOUT 300 LABELS resume)
 # Two ranks each: CTest counts them as two processors.
-set_tests_properties(e2e_resume_bitwise e2e_signal_stop PROPERTIES PROCESSORS 2)
+set_tests_properties(e2e_resume_bitwise e2e_signal_stop e2e_job_restarts PROPERTIES PROCESSORS 2)
