@@ -7,7 +7,8 @@
 # waits minutes for that node's daemon (seen on a simulated 2-node cluster: over two minutes,
 # then a crash in PMIx_Finalize), and a real job would hold its nodes until the time limit. So the
 # script watches the file: SLIMTRAIN_LAUNCHER_GRACE seconds (default 2) after the first line, a
-# launcher still running gets SIGTERM, 5 s later SIGKILL, and the job exits with the rank's code.
+# launcher still running gets SIGTERM, 2 s later SIGKILL (mpirun waits on a stopped rank or a lost
+# node's daemon; a live one ends at once on SIGTERM), and the job exits with the rank's code.
 # Each launch has its own report file (train.sbatch), so the ranks left on a cut-off node, which
 # write theirs a few seconds after the others, cannot end a relaunch begun before then.
 
@@ -46,7 +47,7 @@ watch_failure() {
       "report (an unreachable node?): ending it" >&2
     kill -TERM "$pid" 2>/dev/null || true
     launcher_ended_at=$now
-  elif [ -n "$launcher_ended_at" ] && [ $((now - launcher_ended_at)) -ge 5 ]; then
+  elif [ -n "$launcher_ended_at" ] && [ $((now - launcher_ended_at)) -ge 2 ]; then
     pkill -KILL -P "$pid" 2>/dev/null || true
     kill -KILL "$pid" 2>/dev/null || true
   fi
