@@ -4,8 +4,9 @@
 # inconclusive). Faults that end on their own (a stopped rank continued, a slowed link restored,
 # a full disk emptied) leave a background helper that the trial's cleanup ends.
 #
-# Globals read: trial_run (the run directory), job_pid (the job script), deadline (s), f_pick (a
-# random number), tmpfs (the run's small file system, diskfull trials only).
+# Globals read: trial_run (the run directory), trial_log (the job script's output), job_pid (the
+# job script), deadline (s), f_pick (a random number), tmpfs (the run's small file system,
+# diskfull trials only).
 
 chaos_helpers=()
 
@@ -52,9 +53,18 @@ fault_kill9() {  # kill -9 of a rank
   f_rank=$r f_node=$n f_note="kill -9 pid $p"
 }
 
+# out_of_job: node 2 runs none of the job's ranks since a relaunch left it out. A second fault
+# aimed at it still happens (a node's failure does not wait for the job to use it); the job must
+# not notice.
+out_of_job() { [ -z "$(rank_pids 2)" ] && grep -q 'launching on .*(excluded: node2)' "$trial_log" 2>/dev/null; }
+
 fault_nodekill() {  # every process of node 2 (its ranks and Open MPI's daemon) killed
   local pids
   pids=$(ip netns pids "$(cluster_ns 2)")
+  if [ -z "$pids" ] && out_of_job; then
+    f_node=2 f_note="node 2 left out of the job: no process there to kill"
+    return 0
+  fi
   [ -n "$pids" ] || return 1
   # shellcheck disable=SC2086
   kill -9 $pids
@@ -62,21 +72,22 @@ fault_nodekill() {  # every process of node 2 (its ranks and Open MPI's daemon) 
 }
 
 fault_cut() {  # node 2's link down for the rest of the trial
-  [ -n "$(rank_pids 2)" ] || return 1
+  local note="link down"
+  if out_of_job; then note="link down (node 2 left out of the job)"; else [ -n "$(rank_pids 2)" ] || return 1; fi
   cluster_cut 2 || return 1
-  f_node=2 f_note="link down"
+  f_node=2 f_note=$note
 }
 
 fault_slow() {  # node 2's link at 1/100 of the bandwidth measured at start-up, for 30 s
-  local mbps rate
-  [ -n "$(rank_pids 2)" ] || return 1
+  local mbps rate away=""
+  if out_of_job; then away=" (node 2 left out of the job)"; else [ -n "$(rank_pids 2)" ] || return 1; fi
   mbps=$("$PY" -c 'import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"start\"" in l][-1]
-print(s["measured_bandwidth_mbps"])' "$trial_run/metrics.jsonl") || return 1
+print(s.get("measured_bandwidth_mbps") or 100)' "$trial_run/metrics.jsonl") || return 1  # 1 rank: none
   # MB/s -> kbit/s, a hundredth of it
   rate=$(awk -v m="$mbps" 'BEGIN { r = int(m * 8000 / 100); if (r < 1000) r = 1000; print r }')kbit
   cluster_shape 2 "$rate" || return 1
-  f_node=2 f_note="link at $rate for 30 s (measured ${mbps%.*} MB/s)"
+  f_node=2 f_note="link at $rate for 30 s (measured ${mbps%.*} MB/s)$away"
   later 30 cluster_unshape 2
 }
 

@@ -42,6 +42,8 @@ def named(fault, log):
     """Whether the job's log names what went wrong where, for this fault."""
     node, rank = fault.get("node"), fault.get("rank")
     kind = fault["kind"]
+    if "left out of the job" in (fault.get("note") or ""):
+        return True  # it hit a node the job no longer used: nothing of the job to name
     if kind in ("stop", "kill9", "corrupt"):
         # the stall report ("1 on node2 (no answer)") or the launcher ("rank 1 ... on node node2")
         pats = [rf"\b{rank} on node{node}\b", rf"rank {rank}\b[^\n]*node{node}\b",

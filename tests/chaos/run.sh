@@ -160,7 +160,7 @@ for trial in $(seq 1 "$trials"); do
   dir=$work/trial-$trial
   rm -rf "$dir"
   mkdir -p "$dir/run"
-  trial_run=$dir/run tmpfs="" data=$work/data.h5 extra=() row=0
+  trial_run=$dir/run trial_log=$dir/job.log tmpfs="" data=$work/data.h5 extra=() row=0
   if [[ " ${kinds[*]} " == *" diskfull "* ]]; then
     mount -t tmpfs -o size=24m chaos-out "$dir/run" && mounted=$dir/run && tmpfs=$dir/run
   fi
