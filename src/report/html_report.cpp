@@ -1,6 +1,5 @@
 #include "slimtrain/report/html_report.hpp"
 
-#include <cstdio>
 #include <ctime>
 #include <map>
 #include <sstream>

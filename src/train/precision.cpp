@@ -1,7 +1,5 @@
 #include "slimtrain/train/precision.hpp"
 
-#include <cstdio>
-
 #include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 

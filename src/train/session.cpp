@@ -1,7 +1,5 @@
 #include "slimtrain/train/session.hpp"
 
-#include <cstdio>
-
 #include "slimtrain/comm/flight_recorder.hpp"
 #include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"

@@ -58,6 +58,13 @@ fault_kill9() {  # kill -9 of a rank
 # not notice.
 out_of_job() { [ -z "$(rank_pids 2)" ] && grep -q 'launching on .*(excluded: node2)' "$trial_log" 2>/dev/null; }
 
+# aim_node2: true when a link fault on node 2 has something to hit: ranks there, or a node the job
+# left out (then $away says so for the note).
+aim_node2() {
+  away=""
+  if out_of_job; then away=" (node 2 left out of the job)"; else [ -n "$(rank_pids 2)" ]; fi
+}
+
 fault_nodekill() {  # every process of node 2 (its ranks and Open MPI's daemon) killed
   local pids
   pids=$(ip netns pids "$(cluster_ns 2)")
@@ -72,15 +79,15 @@ fault_nodekill() {  # every process of node 2 (its ranks and Open MPI's daemon) 
 }
 
 fault_cut() {  # node 2's link down for the rest of the trial
-  local note="link down"
-  if out_of_job; then note="link down (node 2 left out of the job)"; else [ -n "$(rank_pids 2)" ] || return 1; fi
+  local away
+  aim_node2 || return 1
   cluster_cut 2 || return 1
-  f_node=2 f_note=$note
+  f_node=2 f_note="link down$away"
 }
 
 fault_slow() {  # node 2's link at 1/100 of the bandwidth measured at start-up, for 30 s
-  local mbps rate away=""
-  if out_of_job; then away=" (node 2 left out of the job)"; else [ -n "$(rank_pids 2)" ] || return 1; fi
+  local mbps rate away
+  aim_node2 || return 1
   mbps=$("$PY" -c 'import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"start\"" in l][-1]
 print(s.get("measured_bandwidth_mbps") or 100)' "$trial_run/metrics.jsonl") || return 1  # 1 rank: none
