@@ -61,7 +61,9 @@ void MpiCommunicator::State::execute(impl::MpiOp& op) {
 
 // Each rank's block goes in pieces of at most chunk_bytes / size elements, so one call moves at
 // most chunk_bytes, as all-reduce pieces do. A block that fits is one call on the caller's
-// buffers; pieces of a longer one are packed into a staging buffer (MPI has no strided blocks).
+// buffers. Pieces of a longer one: a reduce-scatter packs them into a staging buffer (its input is
+// read as size() consecutive blocks); an all-gather receives straight into place, each rank's
+// piece through a datatype whose extent is one whole block (no staging, no copy).
 void MpiCommunicator::State::execute_blocks(impl::MpiOp& op) {
   const std::size_t element = dtype_size(op.dtype);
   const MPI_Datatype type = mpi_type(op.dtype);
@@ -97,11 +99,15 @@ void MpiCommunicator::State::execute_blocks(impl::MpiOp& op) {
           MPI_Allgather(in_place ? MPI_IN_PLACE : mine, c, type, out, c, type, comm));
       continue;
     }
-    staging.resize(bytes * n);
-    SLIMTRAIN_CHECK_MPI(MPI_Allgather(mine, c, type, staging.data(), c, type, comm));
-    for (std::size_t r = 0; r < n; ++r)
-      if (!(in_place && r == static_cast<std::size_t>(rank)))
-        std::memcpy(out + r * block + at, staging.data() + r * bytes, bytes);
+    MPI_Datatype run = MPI_DATATYPE_NULL, strided = MPI_DATATYPE_NULL;
+    SLIMTRAIN_CHECK_MPI(MPI_Type_contiguous(c, type, &run));
+    SLIMTRAIN_CHECK_MPI(MPI_Type_create_resized(run, 0, static_cast<MPI_Aint>(block), &strided));
+    MPI_Type_free(&run);
+    SLIMTRAIN_CHECK_MPI(MPI_Type_commit(&strided));
+    const int rc =
+        MPI_Allgather(in_place ? MPI_IN_PLACE : mine, c, type, out + at, 1, strided, comm);
+    MPI_Type_free(&strided);
+    SLIMTRAIN_CHECK_MPI(rc);
   }
 }
 

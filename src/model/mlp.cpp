@@ -31,7 +31,8 @@ torch::Tensor MlpImpl::embed(const torch::Tensor& x) {
   auto h = x.reshape({x.size(0), in_features_});
   for (auto& layer : *body_) {
     await_weights(*layer.ptr());
-    h = layer.forward(h);
+    const auto* dense = layer.ptr()->as<torch::nn::LinearImpl>();
+    h = dense != nullptr ? linear(h, *dense) : layer.forward(h);
   }
   return h;
 }
@@ -39,7 +40,7 @@ torch::Tensor MlpImpl::embed(const torch::Tensor& x) {
 Output MlpImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
   const torch::Tensor features = embed(x);
   await_weights(*head_);
-  return make_output(head_->forward(features), y);
+  return make_output(linear(features, *head_), y);
 }
 
 }  // namespace slimtrain::model

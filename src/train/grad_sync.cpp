@@ -7,10 +7,6 @@
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
-namespace {
-// --shard gradients: reduce-scatters in flight at once (DeepSpeed's ZeRO-2 double-buffers too).
-constexpr std::size_t kInFlight = 2;
-}  // namespace
 
 GradCompression parse_grad_compression(const std::string& name) {
   if (name == "none") return GradCompression::none;
@@ -55,6 +51,9 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
       overlap_(overlap),
       compression_(compression) {
   arrived_.assign(params_.size(), 0);
+  sunk_.assign(params_.size(), 0);
+  fresh_.assign(params_.size(), 0);
+  for (std::size_t k = 0; k < params_.size(); ++k) index_of_[params_[k].unsafeGetTensorImpl()] = k;
   for (std::size_t k = 0; k < params_.size(); ++k)
     if (params_[k].scalar_type() != torch::kFloat32)
       SLIMTRAIN_THROW(ConfigError, "gradient sync: parameter ", k, " is ", params_[k].scalar_type(),
@@ -180,19 +179,24 @@ void GradientSync::prepare() {
     if (b.adopts) {
       b.flat = torch::Tensor();  // the last step's gradient goes with .grad below
       b.wire = torch::Tensor();
-    } else if (shard_ != ShardMode::gradients) {
-      b.flat.zero_();
+    } else if (shard_ != ShardMode::gradients && !b.sink_made) {
+      b.flat.zero_();  // a sink-made bucket is overwritten, or zeroed if backward skips it
     }
   }
   for (std::size_t k = 0; k < params_.size(); ++k)
     params_[k].mutable_grad() = grad_views_[k];  // undefined with --shard gradients
   std::fill(arrived_.begin(), arrived_.end(), 0);
+  std::fill(sunk_.begin(), sunk_.end(), 0);
+  // A bucket's slice was just zeroed; an adopting bucket's .grad was dropped (undefined).
+  std::fill(fresh_.begin(), fresh_.end(), shard_ == ShardMode::gradients ? 0 : 1);
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.ready = false;
     b.work.reset();
+    b.pieces.clear();
   }
   next_launch_ = 0;
+  weights_in_pieces_ = 0;
   accumulating_ = false;
 }
 
@@ -231,13 +235,23 @@ void GradientSync::adopt(std::size_t index) {
       b.wire = torch::empty_like(b.flat, torch::kBFloat16);
     return;
   }
+  if (b.sink_made && fresh_[index]) {  // not zeroed by prepare(), and nothing wrote it
+    grad_views_[index].zero_();
+    fresh_[index] = 0;
+  }
   if (grad.defined() && grad.is_same(grad_views_[index])) return;
   if (grad.defined()) grad_views_[index].copy_(grad);  // else the slice is still zero
   grad = grad_views_[index];
 }
 
 void GradientSync::on_accumulated(std::size_t index) {
+  fresh_[index] = 0;          // autograd added to .grad (or the sink did already)
   if (accumulating_) return;  // it stays in .grad; the step's last backward starts it
+  if (sunk_[index]) return;   // the layer handed it to the sink, which counted it
+  arrive(index);
+}
+
+void GradientSync::arrive(std::size_t index) {
   if (arrived_[index])
     SLIMTRAIN_THROW(
         ConfigError, "gradient sync: parameter ", index,
@@ -308,6 +322,8 @@ void GradientSync::wait() {
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     Bucket& b = buckets_[i];
     if (!b.work) SLIMTRAIN_THROW(Error, "gradient sync: wait() before launch()");
+    for (const std::shared_ptr<comm::Work>& round : b.pieces) round->wait();
+    b.pieces.clear();
     b.work->wait();
     b.work.reset();
     if (shard_ == ShardMode::gradients) {

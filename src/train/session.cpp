@@ -96,6 +96,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, s.shard, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
   if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
+  // Built-in linear layers form their weight gradients in the buckets (grad_pieces.cpp).
+  s.model->set_grad_sink(s.sync->sink());
   if (s.shards) {
     s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
     if (cfg.overlap_gather == "auto")

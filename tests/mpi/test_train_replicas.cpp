@@ -52,12 +52,13 @@ struct RunResult {
   std::size_t buckets = 0;
   std::uint64_t grad_bytes = 0;  // what the steps put on the data plane
   bool local_grads_differed = false;
+  std::size_t weights_in_pieces = 0;  // the last step's (layers giving their gradients to sync)
 };
 
 RunResult train_replicas(const Case& c, bool overlap, int steps,
                          st::GradCompression compression = st::GradCompression::none,
                          st::ShardMode shard = st::ShardMode::none,
-                         bool gather_during_forward = false) {
+                         bool gather_during_forward = false, bool sink = false) {
   sm::ModelSpec spec;
   spec.name = c.model;
   spec.input_shape = {1, 8, 8};
@@ -98,6 +99,9 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   if (gather_during_forward)
     model->set_weight_gate(
         [&shards](const std::vector<torch::Tensor>& weights) { shards->await(weights); });
+  // The trainer's wiring (session.cpp): built-in linear layers form their weight gradients in the
+  // buckets, or in pieces reduce-scattered as they are made.
+  if (sink) model->set_grad_sink(sync.sink());
   const std::uint64_t bytes_before = plane->bytes_reduced();
   result.buckets = sync.bucket_count();
   EXPECT_EQ(result.buckets, st::GradientSync::count_buckets(model->parameters(), c.bucket_bytes));
@@ -113,11 +117,18 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     if (shards) shards->wait_gathered();  // as the trainer: nothing in flight past forward
     // This rank's own gradient, before backward starts any bucket: the expected average is the
     // float64 mean of those over the ranks.
-    const std::vector<float> local =
-        flatten(torch::autograd::grad({out.loss}, model->parameters(), {}, true));
+    std::vector<float> local;
+    if (sink) {  // autograd's own backward: the sink must see only the step's
+      model->set_grad_sink(nullptr);
+      local = flatten(torch::autograd::grad({model->forward(x, y).loss}, model->parameters()));
+      model->set_grad_sink(sync.sink());
+    } else {
+      local = flatten(torch::autograd::grad({out.loss}, model->parameters(), {}, true));
+    }
     out.loss.backward();
     if (shard != st::ShardMode::none) {
       sync.finish();
+      result.weights_in_pieces = sync.weights_in_pieces();
       optimizer->step();
       if (gather_during_forward)
         shards->start_gather(*plane);
@@ -241,6 +252,52 @@ TEST_P(ReplicasTest, ShardedStepsEndWhereUnshardedOnesDo) {
       EXPECT_LT(worst, 1e-5) << what << " moved a weight from --shard none's";
     }
   }
+}
+
+// Built-in layers that give their weight gradients to the sync (model/grad_sink.hpp, the trainer's
+// way): made in the buckets, or with --shard gradients in pieces reduce-scattered as backward makes
+// them. Every mode makes them in the same blocks, so the modes stay bit-identical at np 2 (within
+// rounding beyond), and all stay within rounding of autograd's whole products.
+TEST_P(ReplicasTest, LayersGivingGradientsToTheSyncTrainAsAutogradDoes) {
+  const Case c = GetParam();
+  const int steps = 4;
+  const RunResult autograd = train_replicas(c, false, steps);
+  const RunResult none =
+      train_replicas(c, false, steps, st::GradCompression::none, st::ShardMode::none, false, true);
+  const auto within = [&](const RunResult& r, const RunResult& of, double tolerance) {
+    double worst = 0;
+    for (std::size_t i = 0; i < of.final.size() && i < r.final.size(); ++i)
+      worst = std::max(worst, std::abs(static_cast<double>(r.final[i]) - of.final[i]) /
+                                  (1e-3 + std::abs(static_cast<double>(of.final[i]))));
+    return r.final.size() == of.final.size() && worst < tolerance;
+  };
+  EXPECT_TRUE(within(none, autograd, 1e-5)) << "the sink moved --shard none from autograd's";
+  EXPECT_TRUE(same_on_every_rank(none.final));
+  for (const st::ShardMode shard : {st::ShardMode::optimizer, st::ShardMode::gradients}) {
+    for (const bool overlap : {false, true}) {
+      const RunResult r =
+          train_replicas(c, overlap, steps, st::GradCompression::none, shard, false, true);
+      const std::string what =
+          std::string("--shard ") + st::to_string(shard) + (overlap ? " with overlap" : " without");
+      EXPECT_TRUE(same_on_every_rank(r.final)) << what << ": replicas diverged";
+      if (rt().size() <= 2)
+        EXPECT_EQ(r.final, none.final) << what << " is not bit-identical to --shard none";
+      else
+        EXPECT_TRUE(within(r, none, 1e-5)) << what << " moved a weight from --shard none's";
+      // Only the mlp's layers give their gradients (the other built-ins leave them to autograd).
+      const bool pieces =
+          shard == st::ShardMode::gradients && overlap && c.model == std::string("mlp");
+      EXPECT_EQ(r.weights_in_pieces > 0, pieces)
+          << what << ": " << r.weights_in_pieces << " weights made in pieces";
+    }
+  }
+  const RunResult bf16 = train_replicas(c, true, steps, st::GradCompression::bf16,
+                                        st::ShardMode::gradients, false, true);
+  EXPECT_TRUE(same_on_every_rank(bf16.final)) << "bf16 in pieces: replicas diverged";
+  double largest = 0;  // as Bf16CompressionHalvesTheBytes bounds it
+  for (std::size_t i = 0; i < none.final.size() && i < bf16.final.size(); ++i)
+    largest = std::max(largest, static_cast<double>(std::abs(none.final[i] - bf16.final[i])));
+  EXPECT_LT(largest, 0.02) << "bf16 in pieces moved a weight far from fp32's";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ReplicasTest,

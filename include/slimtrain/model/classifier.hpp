@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "slimtrain/model/grad_sink.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::model {
@@ -154,6 +155,15 @@ class ClassifierImpl : public torch::nn::Module {
   void set_weight_gate(WeightGate gate) { gate_ = std::move(gate); }
   /** @brief Whether forward calls await_weights() before each layer. Built-ins: yes. */
   virtual bool gates_weights() const { return false; }
+  /**
+   * @brief The trainer's gradient buckets: layers that support it (mlp's) hand their weight
+   * gradients to the sink in backward instead of to autograd (grad_sink.hpp). Null: autograd.
+   */
+  void set_grad_sink(std::shared_ptr<GradSink> sink) {
+    // A graph built with the one replaced may still run backward: it stays alive with the model.
+    if (sink_) retired_sinks_.push_back(std::move(sink_));
+    sink_ = std::move(sink);
+  }
 
  protected:
   explicit ClassifierImpl(ModelSpec spec) : spec_(std::move(spec)) {}
@@ -169,6 +179,10 @@ class ClassifierImpl : public torch::nn::Module {
   void await_weights(const torch::nn::Module& layer) const {
     if (gate_) gate_(layer.parameters());
   }
+  /** @brief `layer` applied to x, its gradients offered to the grad sink in backward. */
+  torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer) const {
+    return model::linear(x, layer, sink_.get());
+  }
   /** @brief The same for a parameter of the model's own (vit-tiny's positions). */
   void await_weights(const torch::Tensor& weight) const {
     if (gate_) gate_({weight});
@@ -179,6 +193,8 @@ class ClassifierImpl : public torch::nn::Module {
   NamedInputs probe_inputs_;
   bool channels_last_ = false;
   WeightGate gate_;
+  std::shared_ptr<GradSink> sink_;
+  std::vector<std::shared_ptr<GradSink>> retired_sinks_;
 };
 
 /** @brief Builds the model; ConfigError naming --model for unknown names or unusable shapes. */

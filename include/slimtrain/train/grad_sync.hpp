@@ -27,13 +27,16 @@
  */
 #include <torch/torch.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "slimtrain/comm/data_plane.hpp"
+#include "slimtrain/model/grad_sink.hpp"
 #include "slimtrain/train/flat_layout.hpp"
 
 namespace slimtrain::train {
@@ -118,7 +121,23 @@ class GradientSync {
   std::size_t wire_bytes_per_step() const;
   GradCompression compression() const { return compression_; }
 
+  /**
+   * @brief For ClassifierImpl::set_grad_sink (grad_pieces.cpp): a built-in linear layer's weight
+   * gradient is then added into its bucket in place (no whole gradient beside the bucket) and,
+   * with --shard gradients and overlap, made a few rows at a time and reduce-scattered as it is
+   * made, so no whole weight gradient exists at all. Inert once this is destroyed.
+   */
+  std::shared_ptr<model::GradSink> sink();
+  /** @brief Weights the last step made and reduce-scattered in pieces (through the sink). */
+  std::size_t weights_in_pieces() const { return weights_in_pieces_; }
+  /** @brief What the sink does; false leaves the gradients to autograd (unknown parameters). */
+  bool take_linear(const torch::Tensor& weight, const torch::Tensor& bias,
+                   const torch::Tensor& grad_out, const torch::Tensor& input);
+
  private:
+  // --shard gradients: reduce-scatters in flight at once (DeepSpeed's ZeRO-2 double-buffers too).
+  static constexpr std::size_t kInFlight = 2;
+
   struct Bucket {
     std::vector<std::size_t> params;
     std::int64_t offset = 0;  // in the layout's flat buffer
@@ -127,13 +146,24 @@ class GradientSync {
     // --shard none, one contiguous parameter: its .grad, autograd's own tensor, is the bucket
     // (no slice to accumulate into: autograd would make the gradient and then add it in).
     bool adopts = false;
+    // One weight whose gradient the sink makes in place: prepare() leaves it unzeroed (the sink
+    // overwrites it; adopt() zeroes it when backward did not reach it). Never with adopts.
+    bool sink_made = false;
     torch::Tensor wire;  // bf16 copy of flat that travels (compression only)
     std::size_t pending = 0;
     bool ready = false;
-    std::shared_ptr<comm::Work> work;
+    std::shared_ptr<comm::Work> work;                 // the last operation it issued
+    std::vector<std::shared_ptr<comm::Work>> pieces;  // made in pieces: every round's
   };
 
   void on_accumulated(std::size_t index);
+  /** @brief Parameter `index`'s gradient is complete: its bucket may start (overlap only). */
+  void arrive(std::size_t index);
+  /** @brief Whether weight `index`'s gradient may be made and reduce-scattered in pieces now. */
+  bool in_pieces(std::size_t index, const torch::Tensor& grad_out,
+                 const torch::Tensor& input) const;
+  void scatter_in_pieces(std::size_t index, const torch::Tensor& grad_out,
+                         const torch::Tensor& input);
   void adopt(std::size_t index);
   void mark_ready(std::size_t bucket);
   void launch_ready();
@@ -154,6 +184,18 @@ class GradientSync {
   std::vector<Bucket> buckets_;
   std::vector<torch::Tensor> grad_views_;
   std::vector<char> arrived_;
+  std::vector<char> sunk_;  // arrived through the sink: autograd's hook finds nothing to do
+  // .grad still holds the zeros prepare() left (the sink writes instead of adding). Built-in
+  // layers share no weight, so nothing but the sink adds to a weight it takes; the hook clears it.
+  std::vector<char> fresh_;
+  torch::Tensor block_scratch_;  // a block of a weight gradient that a run or an add needs aside
+  std::unordered_map<const c10::TensorImpl*, std::size_t> index_of_;
+  // Rounds of a weight reduce-scattered in pieces: send buffers (and bf16 copies), each reused
+  // once the round that last used it has finished.
+  std::array<torch::Tensor, kInFlight> piece_send_, piece_wire_;
+  std::array<std::shared_ptr<comm::Work>, kInFlight> piece_work_;
+  std::size_t rounds_ = 0;
+  std::size_t weights_in_pieces_ = 0;
   /** @brief Held so the hooks on them live as long as this (a variable keeps a weak pointer). */
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<std::uintptr_t> hook_keys_;

@@ -1,0 +1,53 @@
+#include "slimtrain/model/grad_sink.hpp"
+
+#include <cstdint>
+
+namespace slimtrain::model {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct SinkLinear : public torch::autograd::Function<SinkLinear> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               GradSink* sink) {
+    ctx->save_for_backward({x});
+    // The parameters themselves (not saved copies): the sink knows them by identity.
+    ctx->saved_data["weight"] = weight;
+    ctx->saved_data["bias"] = bias;
+    // The model keeps every sink it was given alive (ClassifierImpl::set_grad_sink).
+    ctx->saved_data["sink"] = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(sink));
+    return torch::nn::functional::linear(x, weight, bias);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const torch::Tensor x = ctx->get_saved_variables()[0];
+    const torch::Tensor weight = ctx->saved_data["weight"].toTensor();
+    const torch::Tensor bias = ctx->saved_data["bias"].toTensor();
+    auto* sink =
+        reinterpret_cast<GradSink*>(static_cast<std::intptr_t>(ctx->saved_data["sink"].toInt()));
+    const torch::Tensor& go = grads[0];
+    torch::Tensor grad_x;
+    if (ctx->needs_input_grad(0)) grad_x = go.matmul(weight);
+    const torch::Tensor go2 = go.reshape({-1, go.size(-1)});
+    const torch::Tensor x2 = x.reshape({-1, x.size(-1)});
+    const bool wants = ctx->needs_input_grad(1) || ctx->needs_input_grad(2);
+    if (!wants || (sink != nullptr && sink->take_linear(weight, bias, go2, x2)))
+      return {grad_x, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    torch::Tensor grad_w, grad_b;
+    if (ctx->needs_input_grad(1)) grad_w = go2.t().mm(x2);
+    if (bias.defined() && ctx->needs_input_grad(2)) grad_b = go2.sum(0);
+    return {grad_x, grad_w, grad_b, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer, GradSink* sink) {
+  if (sink == nullptr || !torch::GradMode::is_enabled())
+    return torch::nn::functional::linear(x, layer.weight, layer.bias);  // LinearImpl::forward
+  return SinkLinear::apply(x, layer.weight, layer.bias, sink);
+}
+
+}  // namespace slimtrain::model
