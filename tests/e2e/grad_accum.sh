@@ -2,7 +2,8 @@
 # --grad-accum N: N micro-batches per optimizer step, reduced once. At np 2 on an mlp (no
 # BatchNorm): --batch-size 16 --grad-accum 4 ends 100 optimizer steps within 1e-5 of
 # --batch-size 64 (the same samples per step; only the order of the float sums differs), with
-# --overlap on bit-identical to off (the bucket hook adds the earlier micro-batches' sum itself);
+# --overlap on bit-identical to off (the bucket hook adds the earlier micro-batches' sum itself),
+# and --shard gradients with weights made in pieces bit-identical to none;
 # kill -9 mid-run and --resume auto continue bit-identically; an epoch's batches past its last whole
 # group are skipped; bad values exit 2 naming the option.
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +44,12 @@ EOF
 check "the same with --overlap on (gradients summed in the bucket hook)" expect_rc 0 "${MPI[@]}" \
   "$S" train "${recipe[@]}" --max-steps 100 --batch-size 16 --grad-accum 4 --overlap on --out "$work/hook"
 check "  bit-identical to overlap off" same_weights "$work/accum" "$work/hook" 100
+# Buckets of one weight each: its last micro-batch's gradient is made in pieces reduce-scattered as
+# they are made, the earlier micro-batches' sum added to each piece (train/grad_pieces.cpp).
+check "--shard gradients with --grad-accum 4, weights in pieces" expect_rc 0 "${MPI[@]}" "$S" train \
+  "${recipe[@]}" --max-steps 100 --batch-size 16 --grad-accum 4 --shard gradients --bucket-mb 0.002 \
+  --out "$work/pieces"
+check "  bit-identical to --shard none" same_weights "$work/accum" "$work/pieces" 100
 
 # kill -9 of every rank after the step-40 checkpoint, then --resume auto.
 SLIMTRAIN_INJECT="rank=1,phase=train,step=45,action=hang" start_job "$work/kill.log" -np 2 "$S" \

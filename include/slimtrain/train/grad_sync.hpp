@@ -11,11 +11,13 @@
  * this rank's pieces of them. --shard gradients (ZeRO-2): a bucket exists only from its first
  * gradient until its reduce-scatter has started: each arriving gradient is moved into it and
  * autograd's tensor dropped, and its average lands in this rank's shard, the one gradient memory
- * that lasts; with overlap, a step never holds all its gradients at once. With overlap, a hook
- * after each parameter's accumulation counts it; a full bucket starts its all-reduce at once, while
- * backward goes on. Buckets always start in index order on every rank, so the collective sequence
- * is the same everywhere. launch() starts what backward has not; wait() waits under the data
- * plane's deadline, after which the bucket, and so .grad, holds the average. With gradient
+ * that lasts; with overlap, a step never holds all its gradients at once. Layers that give their
+ * gradients to sink() (the built-in mlp's) do not even make a weight's gradient whole: it is made
+ * in its bucket, or reduce-scattered in row runs as it is made (grad_pieces.cpp). With overlap, a
+ * hook after each parameter's accumulation counts it; a full bucket starts its all-reduce at once,
+ * while backward goes on. Buckets always start in index order on every rank, so the collective
+ * sequence is the same everywhere. launch() starts what backward has not; wait() waits under the
+ * data plane's deadline, after which the bucket, and so .grad, holds the average. With gradient
  * accumulation only the step's last backward starts buckets; the earlier ones add up in them.
  * Between the two the trainer runs its per-step control reduction, so a desync (ranks in different
  * collectives) is caught while the buckets are still in flight.
