@@ -1,5 +1,8 @@
 #include "slimtrain/model/grad_sink.hpp"
 
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
 #include <cstdint>
 
 namespace slimtrain::model {
@@ -42,10 +45,21 @@ struct SinkLinear : public torch::autograd::Function<SinkLinear> {
   }
 };
 
+// Under autocast (--precision bf16) the product runs in bfloat16 with casts autograd must record;
+// inside a custom function they would not be, so those layers keep autograd's own backward.
+bool autocasting() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(at::kCPU) ||
+         at::autocast::is_autocast_enabled(at::kCUDA);
+#else
+  return at::autocast::is_cpu_enabled() || at::autocast::is_enabled();
+#endif
+}
+
 }  // namespace
 
 torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer, GradSink* sink) {
-  if (sink == nullptr || !torch::GradMode::is_enabled())
+  if (sink == nullptr || !torch::GradMode::is_enabled() || autocasting())
     return torch::nn::functional::linear(x, layer.weight, layer.bias);  // LinearImpl::forward
   return SinkLinear::apply(x, layer.weight, layer.bias, sink);
 }

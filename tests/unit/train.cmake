@@ -20,3 +20,8 @@ slimtrain_add_gtest(NAME unit_sharding TIER unit TIMEOUT 60
   SOURCES test_sharding.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(unit_sharding)
+# model::linear's gradient sink: what it is handed and what autograd gets back (grad_sink.hpp).
+slimtrain_add_gtest(NAME unit_grad_sink TIER unit TIMEOUT 30
+  SOURCES test_grad_sink.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(unit_grad_sink)

@@ -26,7 +26,8 @@ class GradSink {
 
 /**
  * @brief y = x W^T + b with `layer`'s weights; in backward the weight and bias gradients are
- * offered to `sink` first (when set), the input gradient always made here.
+ * offered to `sink` first (when set), the input gradient always made here. Without a sink, with
+ * gradients off, or under autocast (--precision bf16): the layer's own forward and backward.
  */
 torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer, GradSink* sink);
 
