@@ -2,7 +2,6 @@
 // weight gradient is formed where it belongs instead of whole beside it.
 #include <algorithm>
 
-#include "slimtrain/core/error.hpp"
 #include "slimtrain/train/grad_sync.hpp"
 
 namespace slimtrain::train {
@@ -135,13 +134,8 @@ bool GradientSync::take_linear(const torch::Tensor& weight, const torch::Tensor&
     // Made in place from now on, so a lasting bucket is better than adopting what autograd made
     // (which would be a new 64 MiB tensor every step for a 4096 x 4096 weight).
     if (bucket.adopts) {
-      bucket.adopts = false;
-      bucket.flat = torch::empty({bucket.padded}, params_[k].options());
-      if (bucket.padded > params_[k].numel())
-        bucket.flat.narrow(0, params_[k].numel(), bucket.padded - params_[k].numel()).zero_();
-      if (compression_ == GradCompression::bf16)
-        bucket.wire = torch::empty_like(bucket.flat, torch::kBFloat16);
-      grad_views_[k] = slice(k, bucket.flat);
+      bucket.adopts = false;  // prepare() dropped its storage: storage() makes the lasting one
+      grad_views_[k] = slice(k, storage(bucket));
       params_[k].mutable_grad() = grad_views_[k];
       fresh_[k] = 1;
     }
@@ -192,7 +186,7 @@ void GradientSync::scatter_in_pieces(std::size_t index, const torch::Tensor& gra
   // What autograd would have added to (earlier micro-batches of --grad-accum), then dropped.
   torch::Tensor before = params_[index].mutable_grad();
   params_[index].mutable_grad() = torch::Tensor();
-  if (bi >= kInFlight && buckets_[bi - kInFlight].work) buckets_[bi - kInFlight].work->wait();
+  wait_for_older(bi);
   const bool bf16 = compression_ == GradCompression::bf16;
   const torch::Tensor& out = bf16 ? shard_wire_[bi] : shard_grads_[bi];
   comm::OpOptions options;

@@ -291,14 +291,17 @@ void GradientSync::start(Bucket& b, std::size_t index) {
   const torch::Tensor& out = bf16 ? shard_wire_[index] : shard_grads_[index];
   // At most kInFlight buckets exist at once: backward waits for the oldest reduce-scatter rather
   // than filling new buckets faster than the link drains them.
-  if (index >= kInFlight) {
-    Bucket& oldest = buckets_[index - kInFlight];
-    if (oldest.work) oldest.work->wait();
-  }
+  wait_for_older(index);
   b.work = plane_.reduce_scatter_async(sent, out, op, options);
   // The operation keeps the bucket until it has finished; then its memory is free.
   b.flat = torch::Tensor();
   b.wire = torch::Tensor();
+}
+
+void GradientSync::wait_for_older(std::size_t index) {
+  if (index < kInFlight) return;
+  Bucket& oldest = buckets_[index - kInFlight];
+  if (oldest.work) oldest.work->wait();
 }
 
 void GradientSync::launch() {

@@ -170,6 +170,8 @@ class GradientSync {
   void mark_ready(std::size_t bucket);
   void launch_ready();
   void start(Bucket& b, std::size_t index);
+  /** @brief --shard gradients: waits for bucket index - kInFlight's reduce-scatter to finish. */
+  void wait_for_older(std::size_t index);
   /** @brief The bucket's storage for this step when autograd gave it none (zeros). */
   torch::Tensor& storage(Bucket& b);
   /** @brief parameter `index`'s slice of its bucket, with the parameter's strides. */
