@@ -188,6 +188,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"blas", s.device.blas.describe()},
                              {"blas_kernels", kernels_json(s.device.blas)},
                              {"measured_bandwidth_mbps", s.bandwidth.bytes_per_s() / 1e6},
+                             {"measured_bandwidth_bytes", s.bandwidth.bytes},
                              {"floor_bandwidth_mbps", s.floor_bytes_per_s / 1e6},
                              {"chunk_bytes", s.chunk_bytes},
                              {"batch_size", cfg.batch_size},
