@@ -23,4 +23,10 @@ nlohmann::json memory_report(const Session& s) {
           {"peak_above_baseline_bytes", peak > baseline ? peak - baseline : 0}};
 }
 
+void add_checkpoint_peak(nlohmann::json& memory, const Session& s) {
+  const std::uint64_t peak = runtime::peak_resident_bytes();
+  const std::uint64_t baseline = s.baseline_resident_bytes;
+  memory["checkpoint_peak_above_baseline_bytes"] = peak > baseline ? peak - baseline : 0;
+}
+
 }  // namespace slimtrain::train

@@ -54,7 +54,7 @@ class Trainer {
   nlohmann::json rank_times();
   int stop_for_requeue();
   int checkpoints_failed(const CheckpointsFailed& e);
-  void finish(const nlohmann::json& memory);
+  void finish(nlohmann::json memory);
   [[noreturn]] void abort_training(const Error& e);
 
   const TrainConfig& cfg_;
@@ -289,7 +289,7 @@ int Trainer::stop_for_requeue() {
   return kExitRequeue;
 }
 
-void Trainer::finish(const nlohmann::json& memory) {
+void Trainer::finish(nlohmann::json memory) {
   Session& s = *s_;
   const std::int64_t steady_steps = pos_.step - steady_.first_step - steady_.warmup_steps;
   const double steady_s = seconds_since(steady_.start) - steady_.paused_s;
@@ -301,6 +301,7 @@ void Trainer::finish(const nlohmann::json& memory) {
   timer_.pause("checkpoint", pos_.step);
   s.settle_weights();
   checkpoints_->save_final(pos_);
+  add_checkpoint_peak(memory, s);
   nlohmann::json final_metrics = nullptr;
   if (s.final_split.empty()) {
     log::info_rank0("no final evaluation: ", s.cfg.data, " has no split for it (",

@@ -17,4 +17,10 @@ namespace slimtrain::train {
  */
 nlohmann::json memory_report(const Session& s);
 
+/**
+ * @brief Adds to `memory` the peak above the baseline once the final checkpoint is written
+ * (its host copies, its files): "checkpoint_peak_above_baseline_bytes".
+ */
+void add_checkpoint_peak(nlohmann::json& memory, const Session& s);
+
 }  // namespace slimtrain::train
