@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
 
 namespace slimtrain::ckpt {
+namespace fs = std::filesystem;
 
 std::int64_t FlatOptimizerState::elements() const {
   std::int64_t n = 0;
@@ -20,44 +25,32 @@ std::string shard_file_name(int rank) {
   return name;
 }
 
-std::string serialize_shard(const FlatOptimizerState& state) {
-  torch::serialize::OutputArchive archive;
-  std::vector<std::int64_t> ranges;
-  for (const ElementRange& r : state.ranges) {
-    ranges.push_back(r.start);
-    ranges.push_back(r.length);
-  }
-  archive.write("ranges", torch::tensor(ranges, torch::kInt64));
-  archive.write("step", torch::tensor(state.step, torch::kInt64));
-  archive.write("optimizer",
-                torch::from_blob(const_cast<char*>(state.optimizer.data()),
-                                 {static_cast<std::int64_t>(state.optimizer.size())}, torch::kUInt8)
-                    .clone());
-  std::string kinds;
-  for (const auto& [kind, tensor] : state.tensors) {
-    archive.write("state." + kind, tensor.contiguous());
-    kinds += kind + "\n";
-  }
-  archive.write("kinds", torch::from_blob(kinds.data(), {static_cast<std::int64_t>(kinds.size())},
-                                          torch::kUInt8)
-                             .clone());
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
-}
-
 namespace {
+
+// The file: kMagic, the header's length (8 bytes, little-endian), the header (JSON), then each
+// kind's float32 elements end to end in the header's order. Written straight from the tensors and
+// read straight into them: a shard is never held as bytes beside itself (a torch archive in a
+// string cost 3-4 copies of it at once, more than the training it is a checkpoint of).
+constexpr char kMagic[8] = {'S', 'T', 'S', 'H', 'A', 'R', 'D', '1'};
+constexpr char kArchiveMagic[4] = {'P', 'K', 3, 4};  // a zip: the torch archive of stop 39's files
+
 std::string text_of(const torch::Tensor& t) {
   return std::string(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.numel()));
 }
-}  // namespace
 
-FlatOptimizerState deserialize_shard(const std::string& bytes, const std::string& file) {
+void check_kind(const FlatOptimizerState& state, const std::string& kind, const torch::Tensor& t,
+                const std::string& file) {
+  if (t.scalar_type() != torch::kFloat32 || t.numel() != state.elements())
+    SLIMTRAIN_THROW(DataError, file, ": optimizer state '", kind, "' holds ", t.numel(), " ",
+                    t.scalar_type(), " elements for ranges of ", state.elements(), " float32");
+}
+
+// Files written before the format above: a torch archive, read whole.
+FlatOptimizerState read_archive_shard(const std::string& file) {
   FlatOptimizerState state;
   try {
     torch::serialize::InputArchive archive;
-    std::istringstream in(bytes);
-    archive.load_from(in);
+    archive.load_from(file);
     // A fresh tensor per read: read() copies into a defined tensor instead of replacing it.
     auto read = [&archive](const std::string& key) {
       torch::Tensor t;
@@ -73,13 +66,91 @@ FlatOptimizerState deserialize_shard(const std::string& bytes, const std::string
     std::istringstream kinds(text_of(read("kinds")));
     for (std::string kind; std::getline(kinds, kind);) {
       const torch::Tensor t = read("state." + kind);
-      if (t.scalar_type() != torch::kFloat32 || t.numel() != state.elements())
-        SLIMTRAIN_THROW(DataError, file, ": optimizer state '", kind, "' holds ", t.numel(),
-                        " elements for ranges of ", state.elements());
+      check_kind(state, kind, t, file);
       state.tensors[kind] = t;
     }
   } catch (const c10::Error& e) {
     SLIMTRAIN_THROW(DataError, file, ": not an optimizer shard: ", e.what_without_backtrace());
+  }
+  return state;
+}
+
+}  // namespace
+
+void write_shard(files::DurableFile& out, const FlatOptimizerState& state) {
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const ElementRange& r : state.ranges) ranges.push_back({r.start, r.length});
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const auto& [kind, tensor] : state.tensors) {
+    check_kind(state, kind, tensor, out.path());
+    kinds.push_back(kind);
+  }
+  const std::string header = nlohmann::json{{"optimizer", state.optimizer},
+                                            {"step", state.step},
+                                            {"ranges", ranges},
+                                            {"dtype", "float32"},
+                                            {"kinds", kinds}}
+                                 .dump();
+  std::uint8_t length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(header.size() >> (8 * i));
+  out.write(kMagic, sizeof kMagic);
+  out.write(length, sizeof length);
+  out.write(header);
+  for (const auto& [kind, tensor] : state.tensors) {
+    const torch::Tensor t = tensor.contiguous();  // flat_state's tensors are: no copy
+    out.write(t.data_ptr(), static_cast<std::size_t>(t.nbytes()));
+  }
+}
+
+FlatOptimizerState read_shard(const std::string& file) {
+  const files::FileDescriptor fd = files::open_for_reading(file);
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(file, ec);
+  if (ec) SLIMTRAIN_THROW(DataError, file, ": cannot read its size: ", ec.message());
+  char magic[sizeof kMagic] = {};
+  if (size >= sizeof kArchiveMagic) files::read_exact_at(fd.get(), file, magic, 4, 0);
+  if (std::memcmp(magic, kArchiveMagic, sizeof kArchiveMagic) == 0) return read_archive_shard(file);
+  if (size < 16) SLIMTRAIN_THROW(DataError, file, ": not an optimizer shard (", size, " bytes)");
+  files::read_exact_at(fd.get(), file, magic, sizeof magic, 0);
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    SLIMTRAIN_THROW(DataError, file, ": not an optimizer shard (it does not begin with STSHARD1)");
+  std::uint8_t length[8];
+  files::read_exact_at(fd.get(), file, length, sizeof length, 8);
+  std::uint64_t header_size = 0;
+  for (int i = 0; i < 8; ++i) header_size |= static_cast<std::uint64_t>(length[i]) << (8 * i);
+  if (header_size > size - 16)
+    SLIMTRAIN_THROW(DataError, file, ": its header claims ", header_size, " bytes of ", size);
+  std::string header(header_size, '\0');
+  files::read_exact_at(fd.get(), file, header.data(), header.size(), 16);
+  FlatOptimizerState state;
+  std::vector<std::string> kinds;
+  try {
+    const nlohmann::json h = nlohmann::json::parse(header);
+    state.optimizer = h.at("optimizer").get<std::string>();
+    state.step = h.at("step").get<std::int64_t>();
+    for (const nlohmann::json& r : h.at("ranges")) {
+      const ElementRange range{r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>()};
+      if (range.start < 0 || range.length < 0)
+        SLIMTRAIN_THROW(DataError, file, ": a negative range in its header");
+      state.ranges.push_back(range);
+    }
+    if (h.at("dtype").get<std::string>() != "float32")
+      SLIMTRAIN_THROW(DataError, file, ": optimizer state of dtype ", h.at("dtype").dump(),
+                      " (only float32 is written)");
+    kinds = h.at("kinds").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    SLIMTRAIN_THROW(DataError, file, ": its header is not a shard's: ", e.what());
+  }
+  const auto bytes = static_cast<std::uint64_t>(state.elements()) * sizeof(float);
+  if (16 + header_size + kinds.size() * bytes != size)
+    SLIMTRAIN_THROW(DataError, file, ": ", size, " bytes; its header describes ",
+                    16 + header_size + kinds.size() * bytes);
+  std::uint64_t offset = 16 + header_size;
+  for (const std::string& kind : kinds) {
+    torch::Tensor t = torch::empty({state.elements()}, torch::kFloat32);
+    files::read_exact_at(fd.get(), file, t.data_ptr(), bytes, offset);
+    offset += bytes;
+    state.tensors[kind] = t;
   }
   return state;
 }

@@ -21,13 +21,13 @@ std::string staging_dir(const std::string& checkpoints_dir, std::int64_t step) {
 }
 
 void stage_rank_file(const std::string& checkpoints_dir, std::int64_t step, const std::string& name,
-                     const std::string& bytes) {
+                     const std::function<void(files::DurableFile&)>& write) {
   const std::string dir = staging_dir(checkpoints_dir, step);
   files::make_directories(dir);
   const std::string path = dir + "/" + name;
   files::remove_tree(path + ".part");  // a retry of the same step
   files::DurableFile data(path + ".part");
-  data.write(bytes);
+  write(data);
   data.commit();
   files::remove_tree(path + ".sum");
   files::DurableFile sum(path + ".sum");

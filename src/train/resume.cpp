@@ -7,7 +7,6 @@
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/train/checkpointer.hpp"
 #include "slimtrain/train/optimizer_state.hpp"
@@ -56,8 +55,7 @@ void load_optimizer_shards(Session& s, const std::string& dir, const nlohmann::j
       ranges.push_back({r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>()});
     if (!ckpt::overlaps(ranges, mine.ranges)) continue;
     const std::string path = dir + "/" + f.at("file").get<std::string>();
-    const ckpt::FlatOptimizerState theirs =
-        ckpt::deserialize_shard(files::read_whole_file(path), path);
+    const ckpt::FlatOptimizerState theirs = ckpt::read_shard(path);
     any_state = any_state || !theirs.tensors.empty();
     copied += ckpt::fill_from(mine, theirs);
   }

@@ -3,10 +3,13 @@
 // LibTorch optimizer's state through the by-element form and back.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <numeric>
 
 #include "slimtrain/ckpt/optimizer_shards.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/file_io.hpp"
+#include "test_ckpt_support.hpp"
 #include "slimtrain/train/flat_layout.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/optimizer_state.hpp"
@@ -24,6 +27,20 @@ std::vector<ck::ElementRange> ranges_of(const st::FlatLayout& layout, int rank) 
   for (const st::ShardPiece& p : layout.shard(rank))
     if (p.logical.length > 0) out.push_back({p.logical.start, p.logical.length});
   return out;
+}
+
+// `state` through a shard file and back, as a checkpoint and a resume take it.
+ck::FlatOptimizerState through_file(const ck::FlatOptimizerState& state) {
+  const slimtrain::ckpt::testing::TempDir dir;
+  const std::string path = dir.path() + "/optimizer-rank-00000.bin";
+  slimtrain::files::DurableFile out(path);
+  ck::write_shard(out, state);
+  out.commit();
+  return ck::read_shard(path);
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
 }
 
 // Rank `rank`'s state of a run at world `n`, whose value at logical element i is i (+ offset).
@@ -90,7 +107,7 @@ TEST(Reshard, EveryWorldSizeToEveryOther) {
     const st::FlatLayout old_layout(kNumels, 1024, from);
     std::vector<ck::FlatOptimizerState> files;
     for (int r = 0; r < from; ++r)  // through the file format, as a resume reads them
-      files.push_back(ck::deserialize_shard(ck::serialize_shard(written(old_layout, r)), "f"));
+      files.push_back(through_file(written(old_layout, r)));
     for (int to = 1; to <= 5; ++to) {
       const st::FlatLayout new_layout(kNumels, 3000, to);
       for (int r = 0; r < to; ++r) {
@@ -114,7 +131,83 @@ TEST(Reshard, PlanCopiesIsPure) {
   EXPECT_EQ(ck::plan_copies({{0, 10}, {20, 5}}, {{5, 20}}),
             (std::vector<ck::ElementCopy>{{5, 0, 5}, {10, 15, 5}}));
   EXPECT_TRUE(ck::plan_copies({{0, 10}}, {{10, 5}}).empty());
-  EXPECT_THROW(ck::deserialize_shard("not an archive", "x.bin"), slimtrain::DataError);
+}
+
+TEST(ShardFile, BadFilesAreDataErrorsNamingTheFile) {
+  const slimtrain::ckpt::testing::TempDir dir;
+  const st::FlatLayout layout(kNumels, 1024, 2);
+  const std::string good = dir.path() + "/good.bin";
+  {
+    slimtrain::files::DurableFile out(good);
+    ck::write_shard(out, written(layout, 1));
+    out.commit();
+  }
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto expect_error = [&](const std::string& name, const std::string& content,
+                                const std::string& says) {
+    const std::string path = dir.path() + "/" + name;
+    write_bytes(path, content);
+    try {
+      ck::read_shard(path);
+      ADD_FAILURE() << name << " was read";
+    } catch (const slimtrain::DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  expect_error("text.bin", "not a shard file at all", "STSHARD1");
+  expect_error("short.bin", "STSH", "not an optimizer shard");
+  expect_error("truncated.bin", bytes.substr(0, bytes.size() - 4), "its header describes");
+  expect_error("longer.bin", bytes + "x", "its header describes");
+  std::string header_lies = bytes;
+  header_lies[8] = '\x7f';  // the header's length, far past the file
+  header_lies[13] = '\x01';
+  expect_error("header.bin", header_lies, "its header claims");
+  std::string not_json = bytes;
+  not_json[16] = '#';
+  expect_error("json.bin", not_json, "its header is not a shard's");
+  expect_error("zip.bin", std::string("PK\x03\x04", 4) + "garbage", "not an optimizer shard");
+  EXPECT_EQ(ck::read_shard(good).elements(), written(layout, 1).elements());
+}
+
+// Checkpoints written before the STSHARD1 format hold a torch archive per shard: still read.
+TEST(ShardFile, ReadsTheTorchArchivesOfEarlierCheckpoints) {
+  const st::FlatLayout layout(kNumels, 1024, 3);
+  const ck::FlatOptimizerState state = written(layout, 2);
+  torch::serialize::OutputArchive archive;  // the layout those files had
+  std::vector<std::int64_t> ranges;
+  for (const ck::ElementRange& r : state.ranges) {
+    ranges.push_back(r.start);
+    ranges.push_back(r.length);
+  }
+  archive.write("ranges", torch::tensor(ranges, torch::kInt64));
+  archive.write("step", torch::tensor(state.step, torch::kInt64));
+  const std::string name = state.optimizer, kinds = "exp_avg\nexp_avg_sq\n";
+  const auto text = [](const std::string& t) {
+    return torch::from_blob(const_cast<char*>(t.data()), {static_cast<std::int64_t>(t.size())},
+                            torch::kUInt8)
+        .clone();
+  };
+  archive.write("optimizer", text(name));
+  for (const auto& [kind, tensor] : state.tensors) archive.write("state." + kind, tensor);
+  archive.write("kinds", text(kinds));
+  const slimtrain::ckpt::testing::TempDir dir;
+  const std::string path = dir.path() + "/optimizer-rank-00002.bin";
+  archive.save_to(path);
+  const ck::FlatOptimizerState read = ck::read_shard(path);
+  EXPECT_EQ(read.optimizer, "adamw");
+  EXPECT_EQ(read.step, 17);
+  ASSERT_EQ(read.ranges.size(), state.ranges.size());
+  for (std::size_t i = 0; i < read.ranges.size(); ++i) {
+    EXPECT_EQ(read.ranges[i].start, state.ranges[i].start);
+    EXPECT_EQ(read.ranges[i].length, state.ranges[i].length);
+  }
+  for (const auto& [kind, tensor] : state.tensors)
+    EXPECT_TRUE(torch::equal(read.tensors.at(kind), tensor)) << kind;
 }
 
 TEST(OptimizerState, ByElementAndBackGivesTheSameSteps) {
@@ -144,7 +237,7 @@ TEST(OptimizerState, ByElementAndBackGivesTheSameSteps) {
     const auto spans_a = st::parameter_spans(params, layout);
     const auto spans_b = st::parameter_spans(copies, layout);
     const ck::FlatOptimizerState state =
-        ck::deserialize_shard(ck::serialize_shard(st::flat_state(*a, name, spans_a)), "state");
+        through_file(st::flat_state(*a, name, spans_a));
     ck::FlatOptimizerState into = st::empty_state(spans_b);
     ck::fill_from(into, state);
     st::load_flat_state(*b, name, spans_b, into);

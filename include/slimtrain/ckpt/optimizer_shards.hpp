@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace slimtrain::files {
+class DurableFile;
+}
+
 namespace slimtrain::ckpt {
 
 /** @brief A run of the logical element order. */
@@ -35,10 +39,16 @@ struct FlatOptimizerState {
 /** @brief The checkpoint file of rank `rank`'s optimizer state: "optimizer-rank-00003.bin". */
 std::string shard_file_name(int rank);
 
-/** @brief The bytes of one shard file (a torch archive). */
-std::string serialize_shard(const FlatOptimizerState& state);
-/** @brief DataError naming `file` when the bytes are not a shard. */
-FlatOptimizerState deserialize_shard(const std::string& bytes, const std::string& file);
+/**
+ * @brief Writes one shard file to `out` straight from the tensors (a header, then the data):
+ * nothing of the size of the state is made on the way.
+ */
+void write_shard(files::DurableFile& out, const FlatOptimizerState& state);
+/**
+ * @brief Reads a shard file into fresh tensors; also the torch archives written before this
+ * format. DataError naming `file` when it is not a shard or does not add up.
+ */
+FlatOptimizerState read_shard(const std::string& file);
 
 /** @brief Copy `length` elements from offset `from` of the source to offset `to` of the target. */
 struct ElementCopy {

@@ -12,18 +12,25 @@
  * directory must be on a file system every rank sees, as --resume already needs.
  */
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+namespace slimtrain::files {
+class DurableFile;
+}
 
 namespace slimtrain::ckpt {
 
 /** @brief checkpoints/.shards-step-NNNNNNNN */
 std::string staging_dir(const std::string& checkpoints_dir, std::int64_t step);
 
-/** @brief Writes `bytes` as staging_dir/name, complete when it appears (durable, then renamed). */
+/**
+ * @brief Writes staging_dir/name with `write` (durable, then renamed): complete when it appears.
+ */
 void stage_rank_file(const std::string& checkpoints_dir, std::int64_t step, const std::string& name,
-                     const std::string& bytes);
+                     const std::function<void(files::DurableFile&)>& write);
 
 /**
  * @brief Rank 0's writer: waits up to `timeout_s` for every name in staging, moves each into
