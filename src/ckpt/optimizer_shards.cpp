@@ -102,57 +102,105 @@ void write_shard(files::DurableFile& out, const FlatOptimizerState& state) {
   }
 }
 
-FlatOptimizerState read_shard(const std::string& file) {
-  const files::FileDescriptor fd = files::open_for_reading(file);
+namespace {
+
+// An open shard file of the STSHARD1 format, its header read and checked against its size.
+struct ShardFile {
+  files::FileDescriptor fd;
+  FlatOptimizerState state;  // without tensors
+  std::vector<std::string> kinds;
+  std::uint64_t data_offset = 0;
+  std::uint64_t kind_bytes = 0;  // each kind's bytes, end to end from data_offset
+  bool archive = false;          // a torch archive of earlier checkpoints: read_archive_shard
+};
+
+ShardFile open_shard(const std::string& file) {
+  ShardFile f;
+  f.fd = files::open_for_reading(file);
   std::error_code ec;
   const std::uint64_t size = fs::file_size(file, ec);
   if (ec) SLIMTRAIN_THROW(DataError, file, ": cannot read its size: ", ec.message());
   char magic[sizeof kMagic] = {};
-  if (size >= sizeof kArchiveMagic) files::read_exact_at(fd.get(), file, magic, 4, 0);
-  if (std::memcmp(magic, kArchiveMagic, sizeof kArchiveMagic) == 0) return read_archive_shard(file);
+  if (size >= sizeof kArchiveMagic) files::read_exact_at(f.fd.get(), file, magic, 4, 0);
+  if (std::memcmp(magic, kArchiveMagic, sizeof kArchiveMagic) == 0) {
+    f.archive = true;
+    return f;
+  }
   if (size < 16) SLIMTRAIN_THROW(DataError, file, ": not an optimizer shard (", size, " bytes)");
-  files::read_exact_at(fd.get(), file, magic, sizeof magic, 0);
+  files::read_exact_at(f.fd.get(), file, magic, sizeof magic, 0);
   if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
     SLIMTRAIN_THROW(DataError, file, ": not an optimizer shard (it does not begin with STSHARD1)");
   std::uint8_t length[8];
-  files::read_exact_at(fd.get(), file, length, sizeof length, 8);
+  files::read_exact_at(f.fd.get(), file, length, sizeof length, 8);
   std::uint64_t header_size = 0;
   for (int i = 0; i < 8; ++i) header_size |= static_cast<std::uint64_t>(length[i]) << (8 * i);
   if (header_size > size - 16)
     SLIMTRAIN_THROW(DataError, file, ": its header claims ", header_size, " bytes of ", size);
   std::string header(header_size, '\0');
-  files::read_exact_at(fd.get(), file, header.data(), header.size(), 16);
-  FlatOptimizerState state;
-  std::vector<std::string> kinds;
+  files::read_exact_at(f.fd.get(), file, header.data(), header.size(), 16);
   try {
     const nlohmann::json h = nlohmann::json::parse(header);
-    state.optimizer = h.at("optimizer").get<std::string>();
-    state.step = h.at("step").get<std::int64_t>();
+    f.state.optimizer = h.at("optimizer").get<std::string>();
+    f.state.step = h.at("step").get<std::int64_t>();
     for (const nlohmann::json& r : h.at("ranges")) {
       const ElementRange range{r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>()};
       if (range.start < 0 || range.length < 0)
         SLIMTRAIN_THROW(DataError, file, ": a negative range in its header");
-      state.ranges.push_back(range);
+      f.state.ranges.push_back(range);
     }
     if (h.at("dtype").get<std::string>() != "float32")
       SLIMTRAIN_THROW(DataError, file, ": optimizer state of dtype ", h.at("dtype").dump(),
                       " (only float32 is written)");
-    kinds = h.at("kinds").get<std::vector<std::string>>();
+    f.kinds = h.at("kinds").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     SLIMTRAIN_THROW(DataError, file, ": its header is not a shard's: ", e.what());
   }
-  const auto bytes = static_cast<std::uint64_t>(state.elements()) * sizeof(float);
-  if (16 + header_size + kinds.size() * bytes != size)
+  f.data_offset = 16 + header_size;
+  f.kind_bytes = static_cast<std::uint64_t>(f.state.elements()) * sizeof(float);
+  if (f.data_offset + f.kinds.size() * f.kind_bytes != size)
     SLIMTRAIN_THROW(DataError, file, ": ", size, " bytes; its header describes ",
-                    16 + header_size + kinds.size() * bytes);
-  std::uint64_t offset = 16 + header_size;
-  for (const std::string& kind : kinds) {
-    torch::Tensor t = torch::empty({state.elements()}, torch::kFloat32);
-    files::read_exact_at(fd.get(), file, t.data_ptr(), bytes, offset);
-    offset += bytes;
-    state.tensors[kind] = t;
+                    f.data_offset + f.kinds.size() * f.kind_bytes);
+  return f;
+}
+
+}  // namespace
+
+FlatOptimizerState read_shard(const std::string& file) {
+  ShardFile f = open_shard(file);
+  if (f.archive) return read_archive_shard(file);
+  std::uint64_t offset = f.data_offset;
+  for (const std::string& kind : f.kinds) {
+    torch::Tensor t = torch::empty({f.state.elements()}, torch::kFloat32);
+    files::read_exact_at(f.fd.get(), file, t.data_ptr(), f.kind_bytes, offset);
+    offset += f.kind_bytes;
+    f.state.tensors[kind] = t;
   }
-  return state;
+  return std::move(f.state);
+}
+
+FilledFrom fill_from_file(FlatOptimizerState& target, const std::string& file) {
+  const ShardFile f = open_shard(file);
+  if (f.archive) {
+    const FlatOptimizerState source = read_archive_shard(file);
+    return {fill_from(target, source), !source.tensors.empty()};
+  }
+  const std::vector<ElementCopy> copies = plan_copies(f.state.ranges, target.ranges);
+  FilledFrom out{0, !f.kinds.empty()};
+  for (const ElementCopy& c : copies) out.elements += c.length;
+  if (out.elements == 0) return out;
+  target.optimizer = f.state.optimizer;
+  target.step = std::max(target.step, f.state.step);
+  for (std::size_t k = 0; k < f.kinds.size(); ++k) {
+    torch::Tensor& to = target.tensors[f.kinds[k]];
+    if (!to.defined()) to = torch::zeros({target.elements()}, torch::kFloat32);
+    auto* base = to.data_ptr<float>();
+    for (const ElementCopy& c : copies)
+      files::read_exact_at(f.fd.get(), file, base + c.to,
+                           static_cast<std::size_t>(c.length) * sizeof(float),
+                           f.data_offset + k * f.kind_bytes +
+                               static_cast<std::uint64_t>(c.from) * sizeof(float));
+  }
+  return out;
 }
 
 std::vector<ElementCopy> plan_copies(const std::vector<ElementRange>& source,

@@ -55,9 +55,9 @@ void load_optimizer_shards(Session& s, const std::string& dir, const nlohmann::j
       ranges.push_back({r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>()});
     if (!ckpt::overlaps(ranges, mine.ranges)) continue;
     const std::string path = dir + "/" + f.at("file").get<std::string>();
-    const ckpt::FlatOptimizerState theirs = ckpt::read_shard(path);
-    any_state = any_state || !theirs.tensors.empty();
-    copied += ckpt::fill_from(mine, theirs);
+    const ckpt::FilledFrom filled = ckpt::fill_from_file(mine, path);
+    any_state = any_state || filled.has_state;
+    copied += filled.elements;
   }
   if (any_state && copied != mine.elements())
     SLIMTRAIN_THROW(DataError, "--resume: checkpoint ", dir, "'s optimizer files hold ", copied,

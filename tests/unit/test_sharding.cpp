@@ -105,23 +105,38 @@ TEST(FlatLayout, LogicalOrderDoesNotDependOnWorldOrBuckets) {
 TEST(Reshard, EveryWorldSizeToEveryOther) {
   for (int from = 1; from <= 5; ++from) {
     const st::FlatLayout old_layout(kNumels, 1024, from);
-    std::vector<ck::FlatOptimizerState> files;
-    for (int r = 0; r < from; ++r)  // through the file format, as a resume reads them
-      files.push_back(through_file(written(old_layout, r)));
+    const slimtrain::ckpt::testing::TempDir dir;
+    std::vector<std::string> files;  // written and read as a checkpoint and a resume do
+    for (int r = 0; r < from; ++r) {
+      files.push_back(dir.path() + "/" + ck::shard_file_name(r));
+      slimtrain::files::DurableFile out(files.back());
+      ck::write_shard(out, written(old_layout, r));
+      out.commit();
+    }
     for (int to = 1; to <= 5; ++to) {
       const st::FlatLayout new_layout(kNumels, 3000, to);
       for (int r = 0; r < to; ++r) {
-        ck::FlatOptimizerState mine;
-        mine.ranges = ranges_of(new_layout, r);
-        std::int64_t copied = 0;
-        for (const auto& f : files)
-          if (ck::overlaps(f.ranges, mine.ranges)) copied += ck::fill_from(mine, f);
+        ck::FlatOptimizerState mine, whole;
+        mine.ranges = whole.ranges = ranges_of(new_layout, r);
+        std::int64_t copied = 0, copied_whole = 0;
+        for (const std::string& f : files) {
+          const ck::FlatOptimizerState theirs = ck::read_shard(f);
+          if (!ck::overlaps(theirs.ranges, mine.ranges)) continue;
+          const ck::FilledFrom filled = ck::fill_from_file(mine, f);
+          EXPECT_TRUE(filled.has_state);
+          copied += filled.elements;
+          copied_whole += ck::fill_from(whole, theirs);  // the file read whole: the same
+        }
         ASSERT_EQ(copied, mine.elements()) << from << " -> " << to << " rank " << r;
+        EXPECT_EQ(copied_whole, copied);
         EXPECT_EQ(mine.step, 17);
+        EXPECT_EQ(mine.optimizer, "adamw");
         const ck::FlatOptimizerState expected = written(new_layout, r);
-        EXPECT_TRUE(torch::equal(mine.tensors.at("exp_avg"), expected.tensors.at("exp_avg")))
-            << from << " -> " << to << " rank " << r;
-        EXPECT_TRUE(torch::equal(mine.tensors.at("exp_avg_sq"), expected.tensors.at("exp_avg_sq")));
+        for (const char* kind : {"exp_avg", "exp_avg_sq"}) {
+          EXPECT_TRUE(torch::equal(mine.tensors.at(kind), expected.tensors.at(kind)))
+              << kind << " " << from << " -> " << to << " rank " << r;
+          EXPECT_TRUE(torch::equal(whole.tensors.at(kind), expected.tensors.at(kind)));
+        }
       }
     }
   }
@@ -151,12 +166,19 @@ TEST(ShardFile, BadFilesAreDataErrorsNamingTheFile) {
                                 const std::string& says) {
     const std::string path = dir.path() + "/" + name;
     write_bytes(path, content);
-    try {
-      ck::read_shard(path);
-      ADD_FAILURE() << name << " was read";
-    } catch (const slimtrain::DataError& e) {
-      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    for (const bool whole : {true, false}) {  // read_shard, and a resume's fill_from_file
+      try {
+        ck::FlatOptimizerState mine;
+        mine.ranges = ranges_of(layout, 1);
+        if (whole)
+          ck::read_shard(path);
+        else
+          ck::fill_from_file(mine, path);
+        ADD_FAILURE() << name << " was read";
+      } catch (const slimtrain::DataError& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      }
     }
   };
   expect_error("text.bin", "not a shard file at all", "STSHARD1");
@@ -208,6 +230,11 @@ TEST(ShardFile, ReadsTheTorchArchivesOfEarlierCheckpoints) {
   }
   for (const auto& [kind, tensor] : state.tensors)
     EXPECT_TRUE(torch::equal(read.tensors.at(kind), tensor)) << kind;
+  ck::FlatOptimizerState mine;  // a resume at world 1 takes what the file holds of everything
+  mine.ranges = ranges_of(st::FlatLayout(kNumels, 1024, 1), 0);
+  const ck::FilledFrom filled = ck::fill_from_file(mine, path);
+  EXPECT_TRUE(filled.has_state);
+  EXPECT_EQ(filled.elements, state.elements());
 }
 
 TEST(OptimizerState, ByElementAndBackGivesTheSameSteps) {

@@ -76,4 +76,16 @@ bool overlaps(const std::vector<ElementRange>& a, const std::vector<ElementRange
  */
 std::int64_t fill_from(FlatOptimizerState& target, const FlatOptimizerState& source);
 
+/** @brief What fill_from_file took from a file. */
+struct FilledFrom {
+  std::int64_t elements = 0;  ///< of target's ranges
+  bool has_state = false;     ///< false: written before the first update
+};
+
+/**
+ * @brief fill_from with a shard file as the source, reading only the element runs `target` needs
+ * (a rank resuming from an unsharded checkpoint never holds more than its own shard).
+ */
+FilledFrom fill_from_file(FlatOptimizerState& target, const std::string& file);
+
 }  // namespace slimtrain::ckpt
