@@ -85,12 +85,12 @@ void write_shard(files::DurableFile& out, const FlatOptimizerState& state) {
     check_kind(state, kind, tensor, out.path());
     kinds.push_back(kind);
   }
-  const std::string header = nlohmann::json{{"optimizer", state.optimizer},
-                                            {"step", state.step},
-                                            {"ranges", ranges},
-                                            {"dtype", "float32"},
-                                            {"kinds", kinds}}
-                                 .dump();
+  const std::string header = nlohmann::json{
+      {"optimizer", state.optimizer},
+      {"step", state.step},
+      {"ranges", ranges},
+      {"dtype", "float32"},
+      {"kinds", kinds}}.dump();
   std::uint8_t length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(header.size() >> (8 * i));
   out.write(kMagic, sizeof kMagic);
@@ -195,10 +195,9 @@ FilledFrom fill_from_file(FlatOptimizerState& target, const std::string& file) {
     if (!to.defined()) to = torch::zeros({target.elements()}, torch::kFloat32);
     auto* base = to.data_ptr<float>();
     for (const ElementCopy& c : copies)
-      files::read_exact_at(f.fd.get(), file, base + c.to,
-                           static_cast<std::size_t>(c.length) * sizeof(float),
-                           f.data_offset + k * f.kind_bytes +
-                               static_cast<std::uint64_t>(c.from) * sizeof(float));
+      files::read_exact_at(
+          f.fd.get(), file, base + c.to, static_cast<std::size_t>(c.length) * sizeof(float),
+          f.data_offset + k * f.kind_bytes + static_cast<std::uint64_t>(c.from) * sizeof(float));
   }
   return out;
 }

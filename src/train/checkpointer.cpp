@@ -41,9 +41,10 @@ ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
 bool all_finite(const torch::Tensor& t) {
   constexpr std::int64_t kPiece = 1 << 18;
   const torch::Tensor flat = t.reshape({-1});  // host copies are contiguous: a view
-  for (std::int64_t at = 0; at < flat.numel(); at += kPiece)
-    if (!torch::isfinite(flat.narrow(0, at, std::min(kPiece, flat.numel() - at))).all().item<bool>())
-      return false;
+  for (std::int64_t at = 0; at < flat.numel(); at += kPiece) {
+    const torch::Tensor piece = flat.narrow(0, at, std::min(kPiece, flat.numel() - at));
+    if (!torch::isfinite(piece).all().item<bool>()) return false;
+  }
   return true;
 }
 

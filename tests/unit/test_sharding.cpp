@@ -9,10 +9,10 @@
 #include "slimtrain/ckpt/optimizer_shards.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/file_io.hpp"
-#include "test_ckpt_support.hpp"
 #include "slimtrain/train/flat_layout.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/optimizer_state.hpp"
+#include "test_ckpt_support.hpp"
 
 namespace st = slimtrain::train;
 namespace ck = slimtrain::ckpt;
@@ -263,8 +263,7 @@ TEST(OptimizerState, ByElementAndBackGivesTheSameSteps) {
     }
     const auto spans_a = st::parameter_spans(params, layout);
     const auto spans_b = st::parameter_spans(copies, layout);
-    const ck::FlatOptimizerState state =
-        through_file(st::flat_state(*a, name, spans_a));
+    const ck::FlatOptimizerState state = through_file(st::flat_state(*a, name, spans_a));
     ck::FlatOptimizerState into = st::empty_state(spans_b);
     ck::fill_from(into, state);
     st::load_flat_state(*b, name, spans_b, into);
