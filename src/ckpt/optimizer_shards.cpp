@@ -32,7 +32,7 @@ namespace {
 // read straight into them: a shard is never held as bytes beside itself (a torch archive in a
 // string cost 3-4 copies of it at once, more than the training it is a checkpoint of).
 constexpr char kMagic[8] = {'S', 'T', 'S', 'H', 'A', 'R', 'D', '1'};
-constexpr char kArchiveMagic[4] = {'P', 'K', 3, 4};  // a zip: the torch archives of earlier versions
+constexpr char kArchiveMagic[4] = {'P', 'K', 3, 4};  // a zip: earlier versions' torch archives
 
 std::string text_of(const torch::Tensor& t) {
   return std::string(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.numel()));
