@@ -13,6 +13,7 @@ nlohmann::json memory_report(const Session& s) {
   const std::uint64_t optimizer = optimizer_state_bytes(*s.optimizer);
   const std::uint64_t peak = runtime::peak_resident_bytes();
   const std::uint64_t baseline = s.baseline_resident_bytes;
+  const std::uint64_t startup = s.startup_peak_resident_bytes;  // loading a checkpoint, say
   return {{"data_bytes", s.loader->resident_bytes()},
           {"weights_bytes", weights},
           {"gradient_bytes", gradients},
@@ -20,7 +21,8 @@ nlohmann::json memory_report(const Session& s) {
           {"state_bytes", weights + gradients + optimizer},
           {"baseline_resident_bytes", baseline},
           {"peak_resident_bytes", peak},
-          {"peak_above_baseline_bytes", peak > baseline ? peak - baseline : 0}};
+          {"peak_above_baseline_bytes", peak > baseline ? peak - baseline : 0},
+          {"startup_peak_above_baseline_bytes", startup > baseline ? startup - baseline : 0}};
 }
 
 void add_checkpoint_peak(nlohmann::json& memory, const Session& s) {

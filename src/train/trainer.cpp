@@ -364,6 +364,7 @@ int Trainer::run() {
                                                  rt_.hostnames());
   steady_.first_step = pos_.step;
   steady_.warmup_steps = std::min(cfg_.log_every, (s.total_steps - pos_.step) / 2);
+  s.startup_peak_resident_bytes = runtime::peak_resident_bytes();
   runtime::release_freed_memory();
   runtime::reset_peak_resident();
   try {

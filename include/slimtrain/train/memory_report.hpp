@@ -13,7 +13,8 @@ namespace slimtrain::train {
 /**
  * @brief Bytes of weights, gradients (the buckets) and optimizer state counted from the tensors,
  * the training split the loader holds, and the resident memory before the model existed and at
- * its peak. Taken at the end of the loop, before the final checkpoint's host copy.
+ * its peak, in training and in start-up (where a resume loads its checkpoint). Taken at the end
+ * of the loop, before the final checkpoint's host copy.
  */
 nlohmann::json memory_report(const Session& s);
 

@@ -78,6 +78,7 @@ struct Session {
   std::int64_t total_steps = 0;  ///< optimizer steps
   /** @brief This process's resident bytes before the model existed (the done event's memory). */
   std::uint64_t baseline_resident_bytes = 0;
+  std::uint64_t startup_peak_resident_bytes = 0;  ///< VmHWM before training began (a resume's)
   /** @brief Optimizer steps per epoch: the loader's batches in whole groups of --grad-accum. */
   std::int64_t steps_per_epoch = 0;
   /** @brief open_session's stages and their seconds on this rank, in order. */
