@@ -12,8 +12,13 @@ torch::Tensor elements(const torch::Tensor& t, std::int64_t length) {
 }
 
 // `values` (row-major, `length` of them) as a state tensor for `param`: its shape and strides.
+// Where they are already that (a whole contiguous parameter on the host), a view of them: a
+// resume then holds the optimizer state once, not once more while it is reshaped.
 torch::Tensor as_state(const torch::Tensor& param, const torch::Tensor& values,
                        std::int64_t length) {
+  if (length == param.numel() && param.is_contiguous() && param.device().is_cpu() &&
+      values.is_contiguous() && values.scalar_type() == param.scalar_type())
+    return values.view(param.sizes());
   torch::Tensor out = torch::zeros_like(param, torch::MemoryFormat::Preserve);
   torch::Tensor rows = torch::zeros({param.numel()}, values.options());
   rows.narrow(0, 0, length).copy_(values);

@@ -81,7 +81,7 @@ Resumed resume_if_asked(Session& s) {
       *s.control,
       [&] {
         // Rank 0 hashed it a moment ago; the others check sizes and read.
-        const ckpt::CheckpointState state =
+        ckpt::CheckpointState state =
             ckpt::CheckpointManager::load(out.path, ckpt::VerifyDepth::sizes);
         const std::string theirs = state.meta.value("fingerprint", std::string());
         if (theirs != s.spec.fingerprint()) {
@@ -95,6 +95,8 @@ Resumed resume_if_asked(Session& s) {
                           "; use --resume none or a matching --model/--data");
         }
         ckpt::load_into(*s.model, state);
+        // The weights are in the model now: their copy goes before the optimizer state comes.
+        state.tensors.clear();
         const auto shards = state.meta.find("optimizer_shards");
         auto blob = state.blobs.find("optimizer");
         if (shards != state.meta.end()) {
