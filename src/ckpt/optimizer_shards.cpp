@@ -163,31 +163,10 @@ ShardFile open_shard(const std::string& file) {
   return f;
 }
 
-}  // namespace
-
-FlatOptimizerState read_shard(const std::string& file) {
-  ShardFile f = open_shard(file);
-  if (f.archive) return read_archive_shard(file);
-  std::uint64_t offset = f.data_offset;
-  for (const std::string& kind : f.kinds) {
-    torch::Tensor t = torch::empty({f.state.elements()}, torch::kFloat32);
-    files::read_exact_at(f.fd.get(), file, t.data_ptr(), f.kind_bytes, offset);
-    offset += f.kind_bytes;
-    f.state.tensors[kind] = t;
-  }
-  return std::move(f.state);
-}
-
-FilledFrom fill_from_file(FlatOptimizerState& target, const std::string& file) {
-  const ShardFile f = open_shard(file);
-  if (f.archive) {
-    const FlatOptimizerState source = read_archive_shard(file);
-    return {fill_from(target, source), !source.tensors.empty()};
-  }
-  const std::vector<ElementCopy> copies = plan_copies(f.state.ranges, target.ranges);
-  FilledFrom out{0, !f.kinds.empty()};
-  for (const ElementCopy& c : copies) out.elements += c.length;
-  if (out.elements == 0) return out;
+// Reads the element runs `copies` names from the file into `target` (zeros first for each kind
+// it lacks), taking the file's optimizer and step.
+void read_runs(const ShardFile& f, const std::string& file, const std::vector<ElementCopy>& copies,
+               FlatOptimizerState& target) {
   target.optimizer = f.state.optimizer;
   target.step = std::max(target.step, f.state.step);
   for (std::size_t k = 0; k < f.kinds.size(); ++k) {
@@ -199,6 +178,28 @@ FilledFrom fill_from_file(FlatOptimizerState& target, const std::string& file) {
           f.fd.get(), file, base + c.to, static_cast<std::size_t>(c.length) * sizeof(float),
           f.data_offset + k * f.kind_bytes + static_cast<std::uint64_t>(c.from) * sizeof(float));
   }
+}
+
+}  // namespace
+
+FlatOptimizerState read_shard(const std::string& file) {
+  const ShardFile f = open_shard(file);
+  if (f.archive) return read_archive_shard(file);
+  FlatOptimizerState state = f.state;  // its ranges, optimizer and step; no tensors yet
+  read_runs(f, file, plan_copies(state.ranges, state.ranges), state);
+  return state;
+}
+
+FilledFrom fill_from_file(FlatOptimizerState& target, const std::string& file) {
+  const ShardFile f = open_shard(file);
+  if (f.archive) {
+    const FlatOptimizerState source = read_archive_shard(file);
+    return {fill_from(target, source), !source.tensors.empty()};
+  }
+  const std::vector<ElementCopy> copies = plan_copies(f.state.ranges, target.ranges);
+  FilledFrom out{0, !f.kinds.empty()};
+  for (const ElementCopy& c : copies) out.elements += c.length;
+  if (out.elements > 0) read_runs(f, file, copies, target);
   return out;
 }
 

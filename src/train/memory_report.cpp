@@ -4,6 +4,11 @@
 #include "slimtrain/train/optim.hpp"
 
 namespace slimtrain::train {
+namespace {
+std::uint64_t above(std::uint64_t bytes, std::uint64_t baseline) {
+  return bytes > baseline ? bytes - baseline : 0;
+}
+}  // namespace
 
 nlohmann::json memory_report(const Session& s) {
   std::uint64_t weights = 0;
@@ -21,14 +26,13 @@ nlohmann::json memory_report(const Session& s) {
           {"state_bytes", weights + gradients + optimizer},
           {"baseline_resident_bytes", baseline},
           {"peak_resident_bytes", peak},
-          {"peak_above_baseline_bytes", peak > baseline ? peak - baseline : 0},
-          {"startup_peak_above_baseline_bytes", startup > baseline ? startup - baseline : 0}};
+          {"peak_above_baseline_bytes", above(peak, baseline)},
+          {"startup_peak_above_baseline_bytes", above(startup, baseline)}};
 }
 
 void add_checkpoint_peak(nlohmann::json& memory, const Session& s) {
-  const std::uint64_t peak = runtime::peak_resident_bytes();
-  const std::uint64_t baseline = s.baseline_resident_bytes;
-  memory["checkpoint_peak_above_baseline_bytes"] = peak > baseline ? peak - baseline : 0;
+  memory["checkpoint_peak_above_baseline_bytes"] =
+      above(runtime::peak_resident_bytes(), s.baseline_resident_bytes);
 }
 
 }  // namespace slimtrain::train
