@@ -97,8 +97,9 @@ bool set_normalisation_bytes(DatasetInfo& info, const std::string& bytes) {
 void log_computed_normalisation(const DatasetInfo& info) {
   std::string values;
   for (std::size_t c = 0; c < std::min<std::size_t>(info.mean.size(), 4); ++c)
-    values += detail::concat(c ? ", " : "", info.mean[c], "/", info.std[c]);
-  if (info.mean.size() > 4) values += detail::concat(", ... (", info.mean.size(), " in all)");
+    values += slimtrain::detail::concat(c ? ", " : "", info.mean[c], "/", info.std[c]);
+  if (info.mean.size() > 4)
+    values += slimtrain::detail::concat(", ... (", info.mean.size(), " in all)");
   log::info(info.path, ": /train/x has no mean/std attributes: computed them from its ",
             info.split_size("train"), " samples (mean/std ", values,
             "); `slimtrain prep` writes them into the file");
