@@ -34,10 +34,10 @@ std::string AugmentOptions::describe() const {
   if (!any()) return "off";
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
-  if (rotate_deg > 0) add(detail::concat("rotate up to ", rotate_deg, " deg"));
-  if (crop_padding > 0) add(detail::concat("random crop with padding ", crop_padding));
+  if (rotate_deg > 0) add(slimtrain::detail::concat("rotate up to ", rotate_deg, " deg"));
+  if (crop_padding > 0) add(slimtrain::detail::concat("random crop with padding ", crop_padding));
   if (flip) add("horizontal flip");
-  if (erase_probability > 0) add(detail::concat("random erasing p ", erase_probability));
+  if (erase_probability > 0) add(slimtrain::detail::concat("random erasing p ", erase_probability));
   return out;
 }
 
