@@ -7,8 +7,14 @@ between threads (the main thread computes, then the communicator's worker waits 
 CPU time per thread would count both of those as busy, and on a loaded machine (CI runs tests
 side by side) it shrinks below any fixed threshold; runnable states do neither.
 
-Prints one line per process: PID, the fraction of samples with more than SHARE runnable threads,
-the most runnable at once, and each thread's runnable fraction (name/tid:percent), busiest first.
+The rule (docs/training.md, "Threads") covers the compute threads: LibTorch's intra-op pool,
+OpenMP and the BLAS, which all carry the process's name. slimtrain's own threads are named st-*;
+since gradients are reduced while backward runs, st-comm-data is meant to be runnable beside the
+compute thread, so they are counted apart.
+
+Prints one line per process: PID, the fraction of samples with more than SHARE compute threads
+runnable, the same fraction counting every thread, the most threads runnable at once, and each
+thread's runnable fraction (name/tid:percent), busiest first.
 """
 import os
 import sys
@@ -36,6 +42,7 @@ def states(pid):
 share, seconds, pids = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
 samples = 0
 over = {pid: 0 for pid in pids}
+over_all = {pid: 0 for pid in pids}
 most = {pid: 0 for pid in pids}
 runnable = {pid: {} for pid in pids}
 deadline = time.monotonic() + seconds
@@ -46,10 +53,12 @@ while time.monotonic() < deadline:
         for tid, name in running:
             key = f"{name}/{tid}"
             runnable[pid][key] = runnable[pid].get(key, 0) + 1
-        over[pid] += len(running) > share
+        compute = [tid for tid, name in running if not name.startswith("st-")]
+        over[pid] += len(compute) > share
+        over_all[pid] += len(running) > share
         most[pid] = max(most[pid], len(running))
     time.sleep(0.01)
 for pid in pids:
     threads = sorted(runnable[pid].items(), key=lambda kv: -kv[1])
-    print(pid, f"{over[pid] / samples:.2f}", most[pid],
+    print(pid, f"{over[pid] / samples:.2f}", f"{over_all[pid] / samples:.2f}", most[pid],
           " ".join(f"{k}:{100 * v / samples:.0f}%" for k, v in threads))

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The thread rule (docs/training.md, "Threads"): with N ranks on a node, a rank's LibTorch intra-op threads,
-# OpenMP and the BLAS's own pool together use the rank's share of the cores (--threads 0). At 1
-# rank (no launcher: the whole machine), 2 and 4 ranks (mpirun --bind-to none, so the share
-# comes from slimtrain's own split, not from a binding), every rank's thread states are read from
-# /proc/PID/task every 10 ms over 3 s of training (busy_threads.py): no rank may have more
-# threads runnable at once than its share in more than 30% of the samples (a thread waking or
-# handing over work overlaps briefly; at 4 ranks on 2 cores a woken thread also waits its turn:
-# 0.04-0.08 alone, 0.24 with other tests beside it, hence RUN_SERIAL). A run told --threads 2 at 2 ranks shows what a fight
-# looks like (2 runnable threads most of the time) and gets the start-up warning.
+# The thread rule (docs/training.md, "Threads"): with N ranks on a node, a rank's LibTorch intra-op
+# threads, OpenMP and the BLAS's own pool together use the rank's share of the cores (--threads
+# 0). At 1 rank (no launcher: the whole machine), 2 and 4 ranks (mpirun --bind-to none, so the
+# share comes from slimtrain's own split, not from a binding), every rank's thread states are read
+# from /proc/PID/task every 10 ms over 3 s of training (busy_threads.py): no rank may have more
+# compute threads runnable at once than its share in more than 30% of the samples (a thread waking
+# or handing over work overlaps briefly: 0.00-0.05 measured). slimtrain's own threads (st-*) are
+# counted apart: the communicator reduces gradients while backward runs, so at 2 ranks st-comm-data
+# is runnable beside the compute thread in 0.15-0.33 of the samples; counting every thread, a rank
+# may be over its share in at most 60% (a spinning helper thread would be near 100%). RUN_SERIAL:
+# other tests beside it keep woken threads waiting for a core. A run told --threads 2 at 2 ranks
+# shows what a fight looks like (2 compute threads runnable most of the time) and gets the
+# start-up warning.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 unset OMP_NUM_THREADS OPENBLAS_NUM_THREADS  # what a user's shell has: nothing set
@@ -33,16 +37,18 @@ sample() {
   echo "$busy_lines" | sed "s/^/  $name: pid /"
   kill_job
 }
-# worst_over: the largest fraction of samples in which a rank had more runnable threads than its
-# share, in hundredths.
-worst_over() { awk '{ v = int($2 * 100 + 0.5); if (v > m) m = v } END { print m + 0 }' <<<"$busy_lines"; }
+# worst_over [COLUMN]: the largest fraction of samples in which a rank had more runnable threads
+# than its share, in hundredths: compute threads (column 2, the default) or every thread (3).
+worst_over() {
+  awk -v c="${1:-2}" '{ v = int($c * 100 + 0.5); if (v > m) m = v } END { print m + 0 }' <<<"$busy_lines"
+}
 ranks_seen() { grep -c . <<<"$busy_lines"; }
 
 # 1 rank, no launcher (start_job runs "$MPIEXEC" ARGS... BINARY: env, no arguments).
 MPIEXEC_SAVED=$MPIEXEC
 extra=(--threads 0)
 MPIEXEC=env sample np1 1 "$cores"
-check "1 rank: its share is all $cores cores, no more threads runnable at once" \
+check "1 rank: its share is all $cores cores, no more compute threads runnable at once" \
   test "$(worst_over)" -le 30
 check "  the BLAS pool is sized to the share" grep -q "its thread pool sized to $cores" "$work/np1.log"
 MPIEXEC=$MPIEXEC_SAVED
@@ -50,7 +56,9 @@ for np in 2 4; do
   share=$((cores / np)); [ "$share" -ge 1 ] || share=1
   sample "np$np" "$np" "$share" -np "$np" --oversubscribe --bind-to none
   check "$np ranks: $np ranks sampled" test "$(ranks_seen)" = "$np"
-  check "  no rank has more than $share thread(s) runnable at once" test "$(worst_over)" -le 30
+  check "  no rank has more than $share compute thread(s) runnable at once" test "$(worst_over)" -le 30
+  check "  slimtrain's own threads overlap compute in at most 60% of the samples" \
+    test "$(worst_over 3)" -le 60
   check "  the BLAS pool is sized to the share" grep -q "its thread pool sized to $share" "$work/np$np.log"
 done
 if [ "$cores" -ge 2 ]; then
