@@ -67,7 +67,7 @@ check "  within seconds" test $((SECONDS - start)) -le 20
 check "  a checkpoint verifies" expect_rc 0 "$S" inspect --json killed
 # 40 steps past the newest checkpoint directory (written or not): the resume is what is tested,
 # not 4000 steps across nodes (150 s). 'latest' may lag a checkpoint written just before the kill.
-step=$("$S" inspect --json killed | "$PY" -c "import json,sys; print(json.load(sys.stdin)['step'])")
+step=$("$PY" -c "import json,sys; print(json.loads(sys.argv[1])['step'])" "$out")  # inspect's
 newest=$(ls -d killed/checkpoints/step-* | sort | tail -n 1 | sed 's/.*step-0*//')
 timed cluster_mpirun "${X[@]}" -np 4 "$S" train --data "$D" --out killed "${SMALL_JOB[@]}" \
   --max-steps $((newest + 40)) --checkpoint-every 100 --resume auto
