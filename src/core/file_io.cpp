@@ -1,6 +1,7 @@
 #include "slimtrain/core/file_io.hpp"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -175,10 +176,22 @@ void rename_checked(const std::string& from, const std::string& to) {
     SLIMTRAIN_THROW(Error, "renaming ", from, " to ", to, " failed: ", reason(errno));
 }
 
+namespace {
+int remove_visited(const char* path, const struct stat*, int, struct FTW*) {
+  return ::remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+}  // namespace
+
+// Not std::filesystem::remove_all: a pip LibTorch 2.x's libtorch.so exports its own statically
+// linked copy (pytorch/pytorch#133437), the binary binds to it, and on LibTorch 2.11 it calls
+// address 0 (seen in the checkpoint writer on an H200, --device cpu and cuda alike).
 bool remove_tree(const std::string& path) noexcept {
-  std::error_code ec;
-  fs::remove_all(path, ec);
-  return !ec && !fs::exists(path, ec);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+  if (!S_ISDIR(st.st_mode)) return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+  // Children before their directory; symbolic links removed, never followed.
+  ::nftw(path.c_str(), remove_visited, 16, FTW_DEPTH | FTW_PHYS);
+  return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
 void write_file_atomically(const std::string& output, bool force, const std::string& option,
