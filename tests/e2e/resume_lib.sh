@@ -78,6 +78,25 @@ same_weights() {
       "$2/checkpoints/step-$(printf %08d "$3")/tensors.bin"
 }
 
+# within RUN_A RUN_B STEP TOLERANCE: every weight of the two runs' checkpoints at STEP within
+# TOLERANCE of the other's, relative to the largest magnitude of its tensor.
+within() {
+  "$PY" - "$1/checkpoints/step-$(printf %08d "$3")" "$2/checkpoints/step-$(printf %08d "$3")" "$4" <<'EOF'
+import json, sys
+import numpy as np
+def load(d):
+    m = json.load(open(d + "/manifest.json"))
+    raw = open(d + "/tensors.bin", "rb").read()
+    return {t["name"]: np.frombuffer(raw[t["offset"]:t["offset"] + t["nbytes"]], np.float32)
+            for t in m["tensors"]}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a.keys() == b.keys() and a
+worst = max(float(np.abs(a[n] - b[n]).max() / max(np.abs(a[n]).max(), 1e-12)) for n in a)
+print(f"  largest relative difference over {len(a)} tensors: {worst:.2e}")
+sys.exit(0 if worst <= float(sys.argv[3]) else 1)
+EOF
+}
+
 # event_field RUN EVENT FIELD: FIELD of the last EVENT line in RUN/metrics.jsonl.
 event_field() {
   "$PY" - "$1/metrics.jsonl" "$2" "$3" <<'EOF'

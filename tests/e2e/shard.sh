@@ -20,25 +20,6 @@ recipe=(--data "$D" --model mlp --mlp-widths 32,16 --threads 1 --log-every 10 --
 adamw=(--optimizer adamw --lr 0.01)
 sgd=(--optimizer sgd --lr 0.01 --momentum 0.9 --nesterov true --weight-decay 1e-4)
 
-# within RUN_A RUN_B STEP TOLERANCE: every weight of the two runs' checkpoints at STEP within
-# TOLERANCE of the other's, relative to the largest magnitude of its tensor.
-within() {
-  "$PY" - "$1/checkpoints/step-$(printf %08d "$3")" "$2/checkpoints/step-$(printf %08d "$3")" "$4" <<'EOF2'
-import json, sys
-import numpy as np
-def load(d):
-    m = json.load(open(d + "/manifest.json"))
-    raw = open(d + "/tensors.bin", "rb").read()
-    return {t["name"]: np.frombuffer(raw[t["offset"]:t["offset"] + t["nbytes"]], np.float32)
-            for t in m["tensors"]}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-assert a.keys() == b.keys() and a
-worst = max(float(np.abs(a[n] - b[n]).max() / max(np.abs(a[n]).max(), 1e-12)) for n in a)
-print(f"  largest relative difference over {len(a)} tensors: {worst:.2e}")
-sys.exit(0 if worst <= float(sys.argv[3]) else 1)
-EOF2
-}
-
 for mode in none optimizer gradients; do
   check "np 2 --shard $mode, 200 AdamW steps" expect_rc 0 np 2 "$S" train "${recipe[@]}" "${adamw[@]}" \
     --max-steps 200 --shard "$mode" --out "$work/np2-$mode"
