@@ -14,7 +14,8 @@
 # setup,configure,build,ctest,runs; build alone reuses $BUILD_DIR's cache), FORCE_ALL_LIBS=1
 # (use every shipped library even where the system has one of the same soname), JOBS (16),
 # TORCH_CMAKE_PREFIX, NCCL_DIR, RUN_DEVICE (cuda), RUN_EXTRA (more train options for the runs;
-# not ones the runs already give), DIAG (a command run before the runs, with $S and $W set).
+# not ones the runs already give), DIAG (a command run before the runs, with $S and $W set; to
+# name where a crash happens, preload segv_report.c beside this script).
 set -o pipefail
 T0=$SECONDS
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
