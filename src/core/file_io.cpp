@@ -186,11 +186,10 @@ int remove_visited(const char* path, const struct stat*, int, struct FTW*) {
 // linked copy (pytorch/pytorch#133437), the binary binds to it, and on LibTorch 2.11 it calls
 // address 0 (seen in the checkpoint writer on an H200, --device cpu and cuda alike).
 bool remove_tree(const std::string& path) noexcept {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
-  if (!S_ISDIR(st.st_mode)) return ::unlink(path.c_str()) == 0 || errno == ENOENT;
-  // Children before their directory; symbolic links removed, never followed.
+  // Children before their directory; symbolic links (the path itself too) removed, never
+  // followed; a file alone is visited alone.
   ::nftw(path.c_str(), remove_visited, 16, FTW_DEPTH | FTW_PHYS);
+  struct stat st;
   return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
