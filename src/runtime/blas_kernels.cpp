@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -100,6 +101,14 @@ KernelChoice measure_all(std::string& why) {
     bool seen = false;  // a name OpenBLAS rejects loads a set measured already
     for (const KernelRate& r : choice.rates) seen = seen || r.kernels == rate.kernels;
     if (!seen) choice.rates.push_back(rate);
+  }
+  // A second round in the same order, each set keeping its better figure: a set timed while
+  // another process held the core measured half its rate (CI: Haswell 52.4 GFLOP/s, then 103.8
+  // on the same machine), and a round apart the two sets rarely share the same bad moment.
+  for (KernelRate& r : choice.rates) {
+    std::string failed;
+    if (measure_kernels(r.requested, kProbeTimeoutS, rate, failed) && rate.kernels == r.kernels)
+      r.gflops = std::max(r.gflops, rate.gflops);
   }
   choice.kernels = fastest_kernels(choice.rates);
   return choice;

@@ -3,8 +3,9 @@
 # run times OpenBLAS's own choice and every set the CPU's flags allow, in one run, and keeps the
 # fastest; the start line and the start event name the kernels and both figures, and the loaded
 # kernels are the chosen ones; the second run reads the cache; an OpenBLAS whose own choice is
-# slow (SLIMTRAIN_TEST_OPENBLAS_OWN=Sandybridge: AVX kernels, what an old release picks on a CPU
-# it does not know) is replaced and the process runs again with the faster set; a user's
+# slow (SLIMTRAIN_TEST_OPENBLAS_OWN=Prescott: SSE3 kernels, OpenBLAS's generic x86-64 target;
+# not Sandybridge's AVX, which on a Zen 5 EPYC runs within 10% of Haswell's, 90.9
+# against 108.4 GFLOP/s, since Zen issues a multiply and an add per FMA's cycle) is replaced and the process runs again with the faster set; a user's
 # OPENBLAS_CORETYPE is left alone, compared with the cached figures, and a warning says when it
 # is 10% slower than this CPU's best; a damaged cache file is measured anew.
 . "$(dirname "$0")/lib.sh"
@@ -47,14 +48,14 @@ check "the second run reads the cache" json_is "$start" 'e["blas_kernels"]["how"
 check "  with the same decision" json_is "$start" \
   "e['blas_kernels']['chosen'] == '$(events "$work/first" start | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["blas_kernels"]["chosen"])')'"
 
-run slow-own "$work/cache-slow" SLIMTRAIN_TEST_OPENBLAS_OWN=Sandybridge
-check "an OpenBLAS that chose AVX kernels on this AVX2 CPU: another set chosen" \
-  json_is "$start" 'e["blas_kernels"]["own"] == "Sandybridge" and e["blas_kernels"]["chosen"] not in ("", "Sandybridge")'
+run slow-own "$work/cache-slow" SLIMTRAIN_TEST_OPENBLAS_OWN=Prescott
+check "an OpenBLAS that chose SSE3 kernels on this AVX2 CPU: another set chosen" \
+  json_is "$start" 'e["blas_kernels"]["own"] == "Prescott" and e["blas_kernels"]["chosen"] not in ("", "Prescott")'
 check "  at least 10% faster than the own choice" \
   json_is "$start" 'e["blas_kernels"]["chosen_gflops"] >= 1.10 * e["blas_kernels"]["own_gflops"]'
 check "  the process ran again with it loaded" \
   json_is "$start" 'e["blas_kernels"]["loaded"] == e["blas_kernels"]["chosen"]'
-check "  the start line names both figures" contains "kernels chosen by measurement: [A-Za-z]* [0-9.]* GFLOP/s against OpenBLAS's own Sandybridge [0-9.]*"
+check "  the start line names both figures" contains "kernels chosen by measurement: [A-Za-z]* [0-9.]* GFLOP/s against OpenBLAS's own Prescott [0-9.]*"
 
 run yours "$work/cache" OPENBLAS_CORETYPE=Haswell
 check "a user's OPENBLAS_CORETYPE=Haswell stands" json_is "$start" 'e["blas_kernels"]["loaded"] == "Haswell" and e["blas_kernels"]["set_by_you"] == "Haswell"'
