@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "slimtrain/comm/chunking.hpp"
+#include "slimtrain/comm/detail/mpi_ring.hpp"
 #include "slimtrain/comm/missed_deadline.hpp"
 #include "slimtrain/core/check_mpi.hpp"
 
@@ -60,54 +61,29 @@ void MpiCommunicator::State::execute(impl::MpiOp& op) {
 }
 
 // Each rank's block goes in pieces of at most chunk_bytes / size elements, so one call moves at
-// most chunk_bytes, as all-reduce pieces do. A block that fits is one call on the caller's
-// buffers. Pieces of a longer one: a reduce-scatter packs them into a staging buffer (its input is
-// read as size() consecutive blocks); an all-gather receives straight into place, each rank's
-// piece through a datatype whose extent is one whole block (no staging, no copy).
+// most chunk_bytes, as all-reduce pieces do; each piece goes round a ring (detail/mpi_ring.hpp),
+// read from and written to the caller's buffers in place: no staging, no datatypes.
 void MpiCommunicator::State::execute_blocks(impl::MpiOp& op) {
   const std::size_t element = dtype_size(op.dtype);
-  const MPI_Datatype type = mpi_type(op.dtype);
   const auto n = static_cast<std::size_t>(size);
-  const std::size_t block = op.count * element;
   const bool scatter = op.kind == OpKind::reduce_scatter;
   const auto* in = static_cast<const char*>(op.in);
   auto* out = static_cast<char*>(op.data);
-  const std::vector<Piece> pieces =
-      plan_pieces(op.count, element, config.chunk_bytes / n,
-                  std::max<std::size_t>(1, config.max_elements_per_call / n));
-  std::vector<char> staging;
-  for (const Piece& piece : pieces) {
-    const int c = static_cast<int>(piece.count);
-    const std::size_t at = piece.offset * element, bytes = piece.count * element;
-    if (scatter) {
-      const MPI_Op mop = ops->reduce_op(op.dtype, op.reduce);
-      const void* send = in;
-      if (pieces.size() > 1) {
-        staging.resize(bytes * n);
-        for (std::size_t r = 0; r < n; ++r)
-          std::memcpy(staging.data() + r * bytes, in + r * block + at, bytes);
-        send = staging.data();
-      }
-      SLIMTRAIN_CHECK_MPI(MPI_Reduce_scatter_block(send, out + at, c, type, mop, comm));
-      if (op.reduce == ReduceOp::avg) scale_in_place(out + at, piece.count, op.dtype, 1.0 / size);
+  detail::RingPiece ring;
+  ring.stride = op.count * element;
+  ring.type = mpi_type(op.dtype);
+  const MPI_Op mop = scatter ? ops->reduce_op(op.dtype, op.reduce) : MPI_OP_NULL;
+  for (const Piece& piece : plan_pieces(op.count, element, config.chunk_bytes / n,
+                                        std::max<std::size_t>(1, config.max_elements_per_call / n))) {
+    ring.count = static_cast<int>(piece.count);
+    ring.at = piece.offset * element;
+    ring.bytes = piece.count * element;
+    if (!scatter) {
+      detail::ring_all_gather(in + ring.at, out, ring, rank, size, comm);
       continue;
     }
-    const char* mine = in + at;
-    const bool in_place = in == out + static_cast<std::size_t>(rank) * block;
-    if (pieces.size() == 1) {
-      SLIMTRAIN_CHECK_MPI(
-          MPI_Allgather(in_place ? MPI_IN_PLACE : mine, c, type, out, c, type, comm));
-      continue;
-    }
-    MPI_Datatype run = MPI_DATATYPE_NULL, strided = MPI_DATATYPE_NULL;
-    SLIMTRAIN_CHECK_MPI(MPI_Type_contiguous(c, type, &run));
-    SLIMTRAIN_CHECK_MPI(MPI_Type_create_resized(run, 0, static_cast<MPI_Aint>(block), &strided));
-    MPI_Type_free(&run);
-    SLIMTRAIN_CHECK_MPI(MPI_Type_commit(&strided));
-    const int rc =
-        MPI_Allgather(in_place ? MPI_IN_PLACE : mine, c, type, out + at, 1, strided, comm);
-    MPI_Type_free(&strided);
-    SLIMTRAIN_CHECK_MPI(rc);
+    detail::ring_reduce_scatter(in, out + ring.at, ring, mop, rank, size, comm, ring_scratch);
+    if (op.reduce == ReduceOp::avg) scale_in_place(out + ring.at, piece.count, op.dtype, 1.0 / size);
   }
 }
 

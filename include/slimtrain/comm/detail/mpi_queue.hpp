@@ -72,6 +72,7 @@ struct MpiCommunicator::State {
   std::uint64_t next_seq = 0;
   std::atomic<std::uint64_t> bytes_reduced{0};
   std::thread worker;
+  std::vector<char> ring_scratch;  // a reduce-scatter ring's second buffer (the thread's own)
 
   explicit State(const CommConfig& c) : config(c), recorder(c.recorder_entries) {}
 
