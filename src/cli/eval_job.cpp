@@ -46,7 +46,6 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
 
 int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
                         const EvalJobConfig& c) {
-  runtime::keep_freed_memory();
   const runtime::DeviceBinding device = train::bind_device(rt, control, c.device, c.threads);
   FaultPlan fault = FaultPlan::from_env();
   if (fault.armed(rt.rank(), FaultPhase::eval, 0)) fault.fire();
@@ -100,6 +99,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
 }  // namespace
 
 int run_eval_job(const EvalJobConfig& c) {
+  runtime::keep_freed_memory();  // before MPI_Init starts threads: they take arenas
   // Before MPI starts: a fork after MPI_Init is unsafe with some interconnects (RDMA).
   data::probe_data_file(c.data, data::ProbeOptions{c.io_timeout_s, "--io-timeout"});
   runtime::Runtime rt;

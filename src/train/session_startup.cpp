@@ -6,7 +6,6 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
-#include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/evaluation.hpp"
@@ -86,7 +85,6 @@ void choose_chunk(Session& s, runtime::Runtime& rt, comm::CommConfig cc) {
 }
 
 void prepare_process(Session& s) {
-  runtime::keep_freed_memory();
   install_stop_handlers();
   s.fault = FaultPlan::from_env();
   // A failure's full record goes here on every rank; the log keeps the last few lines.
@@ -278,7 +276,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
     run(*s);
     s->startup_seconds.emplace_back(name, seconds_since(from));
   };
-  // Heap settings, stop handlers, the fault plan and the flight recorder's directory: before
+  // Stop handlers, the fault plan and the flight recorder's directory: before
   // anything can fail or be signalled.
   stage("process", prepare_process);
   // The control and evaluation planes: every later agreement and report runs on them.

@@ -397,6 +397,7 @@ int Trainer::run() {
 }  // namespace
 
 int run_training(const TrainConfig& config) {
+  runtime::keep_freed_memory();  // before MPI_Init starts threads: they take arenas
   // Before MPI starts: a fork after MPI_Init is unsafe with some interconnects (RDMA).
   data::probe_data_file(config.data, data::ProbeOptions{config.io_timeout_s, "--io-timeout"});
   runtime::Runtime rt;
