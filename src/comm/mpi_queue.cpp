@@ -3,7 +3,6 @@
 #include "slimtrain/comm/detail/mpi_queue.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "slimtrain/comm/chunking.hpp"
 #include "slimtrain/comm/detail/mpi_ring.hpp"
@@ -73,8 +72,10 @@ void MpiCommunicator::State::execute_blocks(impl::MpiOp& op) {
   ring.stride = op.count * element;
   ring.type = mpi_type(op.dtype);
   const MPI_Op mop = scatter ? ops->reduce_op(op.dtype, op.reduce) : MPI_OP_NULL;
-  for (const Piece& piece : plan_pieces(op.count, element, config.chunk_bytes / n,
-                                        std::max<std::size_t>(1, config.max_elements_per_call / n))) {
+  const std::vector<Piece> pieces =
+      plan_pieces(op.count, element, config.chunk_bytes / n,
+                  std::max<std::size_t>(1, config.max_elements_per_call / n));
+  for (const Piece& piece : pieces) {
     ring.count = static_cast<int>(piece.count);
     ring.at = piece.offset * element;
     ring.bytes = piece.count * element;
@@ -83,7 +84,8 @@ void MpiCommunicator::State::execute_blocks(impl::MpiOp& op) {
       continue;
     }
     detail::ring_reduce_scatter(in, out + ring.at, ring, mop, rank, size, comm, ring_scratch);
-    if (op.reduce == ReduceOp::avg) scale_in_place(out + ring.at, piece.count, op.dtype, 1.0 / size);
+    if (op.reduce == ReduceOp::avg)
+      scale_in_place(out + ring.at, piece.count, op.dtype, 1.0 / size);
   }
 }
 

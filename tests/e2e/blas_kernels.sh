@@ -4,8 +4,9 @@
 # fastest; the start line and the start event name the kernels and both figures, and the loaded
 # kernels are the chosen ones; the second run reads the cache; an OpenBLAS whose own choice is
 # slow (SLIMTRAIN_TEST_OPENBLAS_OWN=Prescott: SSE3 kernels, OpenBLAS's generic x86-64 target;
-# not Sandybridge's AVX, which on a Zen 5 EPYC runs within 10% of Haswell's, 90.9
-# against 108.4 GFLOP/s, since Zen issues a multiply and an add per FMA's cycle) is replaced and the process runs again with the faster set; a user's
+# not Sandybridge's AVX, which on a Zen 5 EPYC runs within 10% of Haswell's, 90.9 against
+# 108.4 GFLOP/s, since Zen issues a multiply and an add per FMA's cycle) is replaced and the
+# process runs again with the faster set; a user's
 # OPENBLAS_CORETYPE is left alone, compared with the cached figures, and a warning says when it
 # is 10% slower than this CPU's best; a damaged cache file is measured anew.
 . "$(dirname "$0")/lib.sh"

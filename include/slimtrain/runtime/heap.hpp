@@ -11,7 +11,8 @@ namespace slimtrain::runtime {
  * training split on one thread). The cost is the peak, which stays resident. Every thread
  * allocates from the one main arena (unless MALLOC_ARENA_MAX is set), so that
  * release_freed_memory() reaches all of the heap: bench/memory's np 4 `--shard gradients` peak
- * fell by 2.5 MB per rank. No-op without glibc.
+ * fell by 2.5 MB per rank. Call it before any thread starts (MPI_Init's too): a thread that has
+ * allocated keeps its own arena. No-op without glibc.
  */
 void keep_freed_memory();
 
