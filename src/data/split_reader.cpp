@@ -37,6 +37,9 @@ SplitReader::SplitReader(const DatasetInfo& info, const std::string& split)
 void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std::int64_t count,
                        void* out) const {
   if (count <= 0) return;
+  if (!file_.valid())
+    SLIMTRAIN_THROW(Error, path_, ": /", split_,
+                    " read after its file was closed (held in memory)");
   const std::string where = path_ + ": /" + split_ + (dataset == x_.get() ? "/x" : "/y");
   note_hdf5_read(where, " rows ", begin, "..", begin + count);
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
@@ -54,6 +57,13 @@ void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std
   SLIMTRAIN_CHECK_HDF5(
       H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
       where + " rows " + std::to_string(begin) + ".." + std::to_string(begin + count));
+}
+
+void SplitReader::close_file() {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  y_.reset();
+  x_.reset();
+  file_.reset();
 }
 
 void SplitReader::read_x(std::int64_t begin, std::int64_t count, void* x) const {

@@ -1,6 +1,7 @@
 // Parallel prep and the sharded readers at any world size: shards disjoint and covering,
 // evaluation exactly once, reproducible order, resume, and failures agreed on every rank.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -148,6 +149,14 @@ TEST_F(DataLoaderTest, ParallelPrepWritesEverySampleAndTrainStatistics) {
     ASSERT_EQ(x[2 * i + 1], -2.0f * i);
     ASSERT_EQ(y[i], i % 5);
   }
+  // A reader whose rows are all in memory lets go of the file; reading then is a bug, said.
+  reader.close_file();
+  try {
+    reader.read_x(0, 1, x.data());
+    ADD_FAILURE() << "read_x after close_file did not throw";
+  } catch (const slimtrain::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(DataLoaderTest, TrainShardsAreDisjointEqualAndReproducible) {
@@ -159,8 +168,12 @@ TEST_F(DataLoaderTest, TrainShardsAreDisjointEqualAndReproducible) {
     options.seed = 7;
     options.mode = mode;
     options.shuffle_blocks = 2;
+    const ssize_t files_open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE);
     sd::TrainLoader loader(path, "train", world_rank(), world_size(), options);
     EXPECT_EQ(loader.mode(), mode);
+    // In memory the file is closed once read (its HDF5 caches are 2 MB held all run otherwise).
+    EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE), files_open + (loader.mode() == "stream"))
+        << mode;
     const std::int64_t per_rank = n / world_size();
     EXPECT_EQ(loader.steps_per_epoch(), (per_rank + 3) / 4);
     for (std::int64_t epoch : {0, 1}) {
