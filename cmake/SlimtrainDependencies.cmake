@@ -1,6 +1,8 @@
 # Every dependency is found here, once, so parts only link imported targets.
 
+include(TorchCompat)  # what a CUDA LibTorch 2.x from pip needs (a CPU LibTorch takes nothing)
 find_package(Torch REQUIRED)
+slimtrain_check_torch_libraries()
 find_package(MPI REQUIRED COMPONENTS C CXX)
 find_package(Boost 1.71 REQUIRED COMPONENTS program_options)
 find_package(nlohmann_json 3.9 REQUIRED)
@@ -69,6 +71,13 @@ endif()
 set(SLIMTRAIN_TORCH_CUDA OFF)
 if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda OR TARGET c10_cuda)
   set(SLIMTRAIN_TORCH_CUDA ON)
+endif()
+if(SLIMTRAIN_REQUIRE_TORCH_CUDA AND NOT (SLIMTRAIN_TORCH_CUDA AND SLIMTRAIN_HAVE_NCCL))
+  message(FATAL_ERROR
+    "SLIMTRAIN_REQUIRE_TORCH_CUDA=ON, but the LibTorch found (${Torch_DIR}) has CUDA "
+    "${SLIMTRAIN_TORCH_CUDA} and the NCCL backend is ${SLIMTRAIN_HAVE_NCCL}: every CUDA branch "
+    "must compile here. Point CMAKE_PREFIX_PATH at a CUDA LibTorch (scripts/install-deps.sh "
+    "--torch pip) and CUDAToolkit_ROOT / NCCL_ROOT at CUDA and NCCL.")
 endif()
 
 # Open MPI refuses to run as root and to oversubscribe cores unless told: tests say so explicitly.

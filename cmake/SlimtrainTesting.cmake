@@ -9,7 +9,8 @@
 
 set(SLIMTRAIN_TEST_ENV
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1)
+    OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
+    SLIMTRAIN_TORCH_VERSION=${Torch_VERSION_MAJOR}.${Torch_VERSION_MINOR})
 if(SLIMTRAIN_SANITIZE)
   # Open MPI and LibTorch keep process-lifetime allocations that LeakSanitizer would report.
   list(APPEND SLIMTRAIN_TEST_ENV ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

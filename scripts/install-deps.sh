@@ -2,7 +2,23 @@
 # Installs the Debian packages slimtrain builds, tests and benchmarks against.
 # Idempotent: packages already present are skipped, and apt-get update runs at most once.
 # --demo: only what building and running the demo needs (scripts/demo.sh).
+# --torch pip: also PyTorch 2.x from the package index, in a virtual environment
+#   (scripts/torch-venv.sh: .torch-venv/, or TORCH_VENV), for the second LibTorch build and the
+#   tests' and peers' Python side. scripts/test.sh asks for it.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+demo=0
+torch_pip=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --demo) demo=1 ;;
+    --torch)
+      [ "${2:-}" = pip ] || { echo "install-deps: --torch takes 'pip' (got '${2:-}')" >&2; exit 2; }
+      torch_pip=1; shift ;;
+    *) echo "install-deps: unknown option '$1' (--demo, --torch pip)" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 # What building and running slimtrain needs (the demo installs only these: --demo).
 packages=(
@@ -16,7 +32,7 @@ packages=(
 # What the tests and benchmarks add: peers and test data in Python, real text (fortunes), HDF5's
 # tools, clang for the sanitizer and fuzzing builds, Slurm, network namespaces, and Chromium to
 # render the report.
-if [ "${1:-}" != "--demo" ]; then
+if [ "$demo" = 0 ]; then
   packages+=(
     hdf5-tools python3-torch python3-h5py python3-numpy python3-pil python3-sentencepiece fortunes
     clang-14 libclang-rt-14-dev
@@ -64,3 +80,7 @@ for alt in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
     echo "install-deps: $name -> $openmp/$alt (OpenBLAS, OpenMP build)"
   fi
 done
+
+if [ "$torch_pip" = 1 ]; then
+  "$root/scripts/torch-venv.sh"
+fi

@@ -222,23 +222,13 @@ if want configure; then
   else
     prefix="$P/usr"
   fi
-  cuda=()
-  if [ -x /usr/local/cuda/bin/nvcc ]; then
-    # LibTorch's cuda.cmake enables the CUDA language and picks archs from TORCH_CUDA_ARCH_LIST
-    # (cache or environment); nvtx3_dir seeded so it takes the header-only NVTX3 branch.
-    cuda=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCUDA_TOOLKIT_ROOT_DIR=/usr/local/cuda
-          -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc
-          -DCMAKE_CUDA_ARCHITECTURES=90 -DTORCH_CUDA_ARCH_LIST=9.0)
-    [ -d /usr/local/cuda/include/nvtx3 ] && cuda+=(-Dnvtx3_dir=/usr/local/cuda/include)
-  fi
+  # CUDA's location, the architecture list and LibTorch's optional CUDA libraries are
+  # cmake/TorchCompat.cmake's defaults, as in CI's 2.x build (TORCH=pip scripts/build.sh).
   nccl=(-DSLIMTRAIN_WITH_NCCL="${SLIMTRAIN_WITH_NCCL:-ON}")
   [ -n "$NCCL_LIB" ] && nccl+=(-DNCCL_LIBRARY="$NCCL_LIB")
   [ -n "$NCCL_INC" ] && nccl+=(-DNCCL_INCLUDE_DIR="$NCCL_INC")
   args=(-S . -B "$B" "${gen[@]}" "${comp[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG"
-    -DCMAKE_PREFIX_PATH="$prefix" "${torch[@]}" "${cuda[@]}" "${nccl[@]}"
-    -DCAFFE2_USE_CUDNN=OFF -DUSE_CUDNN=OFF -DCAFFE2_USE_CUSPARSELT=OFF -DUSE_CUSPARSELT=OFF
-    -DCAFFE2_USE_CUDSS=OFF -DUSE_CUDSS=OFF
-    -DCMAKE_PROJECT_INCLUDE="$REPO/scripts/gpu/torch_compat.cmake"
+    -DCMAKE_PREFIX_PATH="$prefix" "${torch[@]}" "${nccl[@]}"
     -DSLIMTRAIN_BUILD_BENCH=OFF -DSLIMTRAIN_BUILD_TESTS=ON
     # MPI from the prefix, not from a wrapper's hard-coded /usr paths.
     -DMPI_ASSUME_NO_BUILTIN_MPI=ON -DMPI_SKIP_COMPILER_WRAPPER=ON

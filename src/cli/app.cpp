@@ -1,5 +1,9 @@
 #include "slimtrain/cli/app.hpp"
 
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -26,12 +30,29 @@ void print_usage(std::ostream& out) {
          "after a checkpoint (requeue).\n";
 }
 
+std::string& invoked_as() {
+  static std::string name = "slimtrain";
+  return name;
+}
+
 }  // namespace
+
+const std::string& program_command() {
+  static const std::string command = [] {
+    const std::string& argv0 = invoked_as();
+    if (argv0.find('/') == std::string::npos) return std::string("slimtrain");  // from PATH
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    return n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : argv0;
+  }();
+  return command;
+}
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"prep",
-       "convert IDX, CSV, NPY data or folders of JPEG/PNG images into slimtrain's HDF5 layout",
+       "convert IDX, CSV, NPY data, folders of JPEG/PNG images or text (tokenized) into "
+       "slimtrain's HDF5 layout",
        run_prep},
       {"train", "train a classifier data-parallel (run under mpirun or srun)", run_train},
       {"eval", "evaluate a checkpoint on a split of an HDF5 file", run_eval},
@@ -43,6 +64,7 @@ const std::vector<Command>& commands() {
 }
 
 int run_main(int argc, char** argv) {
+  if (argc > 0 && argv[0] != nullptr) invoked_as() = argv[0];
   try {
     // This program run again to time one set of OpenBLAS kernels (runtime/blas_kernels.hpp).
     if (runtime::is_kernel_probe_child()) return runtime::run_kernel_probe_child();

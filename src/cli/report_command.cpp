@@ -62,7 +62,8 @@ int run_report(const std::vector<std::string>& args) {
     if (!out.flush()) SLIMTRAIN_THROW(ConfigError, "-o ", output, ": cannot write '", tmp, "'");
   });
   // A few lines per run for the terminal; everything else is in the report and metrics.jsonl.
-  for (const report::RunData& run : runs) std::cout << report::summary_text(run, output);
+  for (const report::RunData& run : runs)
+    std::cout << report::summary_text(run, output, program_command());
   return kExitOk;
 }
 

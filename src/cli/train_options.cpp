@@ -52,7 +52,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
     ("out", po::value(&c.out)->required(), "run directory: metrics.jsonl and checkpoints/")
-    ("model", bound(c.model), "mlp, cnn-small, cnn-bn (5 conv+BatchNorm layers, jobs/fashion_full.ini), vit-tiny, or torchscript:PATH.pt: your own classifier saved with torch.jit.script(model).save(PATH); forward(x) or forward(x, labels) returning the logits, a tuple or a dict (docs/training.md)")
+    ("model", bound(c.model), "images and features: mlp, cnn-small, cnn-bn (5 conv+BatchNorm layers, jobs/fashion_full.ini), vit-tiny; text (a file from prep text): text-bow (fastText's averaged embeddings), text-transformer (a small encoder); or torchscript:PATH.pt: your own classifier saved with torch.jit.script(model).save(PATH); forward(x) or forward(x, labels) returning the logits, a tuple or a dict (docs/training.md)")
     ("logits-output", po::value(&c.logits_output)->default_value(""), "torchscript: which output of forward is the logits, a tuple index or a dict key (default: HuggingFace's order, or 'logits')")
     ("model-loss", po::bool_switch(&c.model_loss), "torchscript: train on the loss forward returns (tuple [0] when given labels, or 'loss') instead of slimtrain's cross-entropy")
     ("jit-optimize", po::bool_switch(&c.jit_optimize), "torchscript: let LibTorch's graph executor optimise (profile, differentiate, fuse) the module; off, it runs op by op as eager PyTorch, which trained cnn-small's backward ~15% faster on CPU")

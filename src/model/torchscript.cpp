@@ -8,6 +8,7 @@
 
 #include "slimtrain/core/dtype_name.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
 #include "slimtrain/model/script_archive.hpp"
 
 namespace slimtrain::model {
@@ -20,7 +21,11 @@ std::string essence(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);)
     if (line.find_first_not_of(" \t") != std::string::npos) last = line;
-  return text.find("Traceback") == std::string::npos ? text.substr(0, text.find('\n')) : last;
+  if (text.find("Traceback") != std::string::npos) return last;
+  std::istringstream again(text);  // else the first line that says something (a compiler's
+  for (std::string line; std::getline(again, line);)  // report starts with an empty one)
+    if (line.find_first_not_of(" \t") != std::string::npos) return line;
+  return text;
 }
 
 // The element type as checkpoints name it, or LibTorch's own name for the rare others.
@@ -36,7 +41,12 @@ torch::jit::Module load_module(const std::string& path) {
   try {
     return torch::jit::load(path, torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
+    log::debug("--model torchscript:", path, ": LibTorch says:\n", e.what_without_backtrace());
     throw_unloadable(path, essence(e.what_without_backtrace()));
+  } catch (
+      const std::exception& e) {  // the TorchScript compiler's report (torch::jit::ErrorReport)
+    log::debug("--model torchscript:", path, ": LibTorch says:\n", e.what());
+    throw_unloadable(path, essence(e.what()));
   }
 }
 

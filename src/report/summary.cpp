@@ -26,7 +26,8 @@ std::string fixed(const json& v, int decimals) {
 
 }  // namespace
 
-std::string summary_text(const RunData& run, const std::string& report_path) {
+std::string summary_text(const RunData& run, const std::string& report_path,
+                         const std::string& program) {
   std::ostringstream out;
   const auto starts = run.all("start");
   const json* first = starts.empty() ? nullptr : starts.front();
@@ -66,9 +67,10 @@ std::string summary_text(const RunData& run, const std::string& report_path) {
   const std::string data = settings.value("data", std::string("DATA.h5"));
   const std::string ranks = start ? std::to_string(start->value("world_size", 1)) : "N";
   out << "next:\n"
-      << "  slimtrain eval --checkpoint " << run.dir << " --data " << data << " --split test\n"
-      << "  slimtrain export --checkpoint " << run.dir << " -o weights.h5\n"
-      << "  mpirun -np " << ranks << " slimtrain train"
+      << "  " << program << " eval --checkpoint " << run.dir << " --data " << data
+      << " --split test\n"
+      << "  " << program << " export --checkpoint " << run.dir << " -o weights.h5\n"
+      << "  mpirun -np " << ranks << " " << program << " train"
       << (settings.contains("config") ? " --config " + settings.value("config", std::string())
                                       : std::string())
       << " --data " << data << " --out " << run.dir

@@ -22,6 +22,13 @@ void* symbol_in(void* handle, const char* name) {
   return handle == nullptr ? nullptr : dlsym(handle, name);
 }
 
+// MKL's version string: mkl_get_version_string in MKL's own libraries; a pip LibTorch links MKL
+// statically into libtorch_cpu.so and exports only the upper-case spelling.
+void* mkl_version_function(void* handle) {
+  void* f = symbol_in(handle, "mkl_get_version_string");
+  return f != nullptr ? f : symbol_in(handle, "MKL_Get_Version_String");
+}
+
 }  // namespace
 
 std::string BlasInfo::describe() const {
@@ -75,8 +82,7 @@ BlasInfo detect_blas() {
                  symbol_in(handle, "bli_info_get_version_str"))) {
     blas.kind = BlasInfo::Kind::blis;
     blas.detail = std::string("BLIS ") + version();
-  } else if (auto* mkl = reinterpret_cast<void (*)(char*, int)>(
-                 symbol_in(handle, "mkl_get_version_string"))) {
+  } else if (auto* mkl = reinterpret_cast<void (*)(char*, int)>(mkl_version_function(handle))) {
     blas.kind = BlasInfo::Kind::mkl;
     char text[256] = {};
     mkl(text, sizeof text - 1);

@@ -35,8 +35,14 @@ std::string describe_eval_splits(const Session& s) {
   std::string out;
   if (s.cfg.eval_every > 0)
     out = detail::concat("evaluating on '", s.eval_split, "' every ", s.cfg.eval_every, " steps, ");
-  return out + (s.final_split.empty() ? std::string("no final evaluation (no split for it)")
-                                      : "the final evaluation on '" + s.final_split + "'");
+  if (!s.final_split.empty()) return out + "the final evaluation on '" + s.final_split + "'";
+  return out + no_final_evaluation(s);
+}
+
+std::string no_final_evaluation(const Session& s) {
+  if (s.cfg.final_split == "none") return "no final evaluation (--final-split none)";
+  return detail::concat("no final evaluation: ", s.cfg.data, " has no split for it (it has ",
+                        s.info.split_list(), ")");
 }
 
 eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const char* purpose,

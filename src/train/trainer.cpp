@@ -304,9 +304,7 @@ void Trainer::finish(nlohmann::json memory) {
   add_checkpoint_peak(memory, s);
   nlohmann::json final_metrics = nullptr;
   if (s.final_split.empty()) {
-    log::info_rank0("no final evaluation: ", s.cfg.data, " has no split for it (",
-                    s.info.split_list(), s.cfg.final_split == "none" ? "; --final-split none" : "",
-                    ")");
+    log::info_rank0(no_final_evaluation(s));
   } else {
     const eval::EvalOutcome o =
         run_evaluation(s, s.final_split, "final evaluation", pos_.step, true);

@@ -39,6 +39,10 @@ check "  the start event keeps the configuration" json_is "$(events "$A" start)"
 
 check "report of the run" expect_rc 0 "$S" report "$A"
 check "  written to RUN_DIR/report.html" test -s "$A/report.html"
+# The summary's "next:" commands run as printed: the binary by its path when run by its path.
+next_eval=$(grep -A1 '^next:' <<<"$out" | tail -n 1 | sed 's/^ *//')
+check "  its next: eval names the binary as run" test "${next_eval%% *}" = "$(readlink -f "$S")"
+check "  and runs as printed" eval "out=\$($next_eval 2>&1) && grep -q 'accuracy' <<<\"\$out\""
 check "  self-contained" "${CHECK[@]}" selfcontained "$A/report.html"
 check "  the loss curve has the 6 logged steps" "${CHECK[@]}" points "$A/report.html" run-a 6
 check "  evaluation accuracy at steps 8, 16 and the final 24" "${CHECK[@]}" points "$A/report.html" "run-a accuracy" 3

@@ -2,7 +2,7 @@
 # and mismatched checkpoints (about 30 s). Signals: SIGUSR1/SIGTERM on one rank or on mpirun ->
 # agreed checkpoint, exit 75, resume (about 30 s).
 slimtrain_add_e2e(NAME e2e_resume_bitwise COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume_bitwise.sh
-                  TIMEOUT 240 LABELS resume)
+                  TIMEOUT 240 LABELS resume torch)
 slimtrain_add_e2e(NAME e2e_signal_stop COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/signal_stop.sh
                   TIMEOUT 240 LABELS resume)
 # jobs/train.sbatch without Slurm: MAX_RESTARTS counts relaunches in a row without a new

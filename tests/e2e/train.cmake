@@ -29,25 +29,25 @@ set_tests_properties(e2e_train_threads PROPERTIES RUN_SERIAL TRUE)
 slimtrain_add_e2e(NAME e2e_blas_kernels COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/blas_kernels.sh
                   TIMEOUT 120 LABELS train)
 slimtrain_add_e2e(NAME e2e_train_cpu_speed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_cpu_speed.sh
-                  TIMEOUT 180 LABELS train)
+                  TIMEOUT 180 LABELS train torch)
 slimtrain_add_e2e(NAME e2e_train_collectives COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/train_collectives.sh
                   TIMEOUT 120 LABELS train ENV MPI_COUNT_LIB=$<TARGET_FILE:slimtrain_mpi_count>)
 # Your own model: TorchScript modules written by python3-torch, trained at np 2 behind the slim
 # boundary, exported, resumed, and checked against a plain PyTorch loop.
 slimtrain_add_e2e(NAME e2e_torchscript COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torchscript.sh
-                  TIMEOUT 300 LABELS train)
+                  TIMEOUT 300 LABELS train torch)
 # --grad-accum: 16 x 4 micro-batches against batch 64 within 1e-5 after 100 steps at np 2, the
 # bucket hook path bit-identical, kill -9 + resume bit-identical, bad values exit 2 (about 20 s).
 slimtrain_add_e2e(NAME e2e_grad_accum COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/grad_accum.sh
-                  TIMEOUT 180 LABELS train)
+                  TIMEOUT 180 LABELS train torch)
 # A diverging run: a NaN loss on one rank skips that step's update everywhere; --lr 50 ends the
 # job with exit 1 after --max-nonfinite-steps skipped steps in a row, no checkpoint non-finite.
 slimtrain_add_e2e(NAME e2e_diverge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/diverge.sh
-                  TIMEOUT 180 LABELS train)
+                  TIMEOUT 180 LABELS train torch)
 # --shard optimizer|gradients: bit-identical to none at np 2, within 1e-6 at np 4; checkpoints
 # reshard on resume (np 4 -> 2 -> 3 -> 1), kill -9 mid sharded write, inspect, export, eval.
 slimtrain_add_e2e(NAME e2e_shard COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard.sh
-                  TIMEOUT 420 LABELS train)
+                  TIMEOUT 420 LABELS train torch)
 # A full disk under the checkpoint write: a warning and a retry at the next interval, the job ends
 # only at --max-failed-checkpoints failures in a row or when the final checkpoint cannot land.
 slimtrain_add_e2e(NAME e2e_disk_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/disk_full.sh
@@ -55,4 +55,4 @@ slimtrain_add_e2e(NAME e2e_disk_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/disk_fu
 # Layout 2, the seeds' shape: images and ragged token ids by name into a TorchScript model at np
 # 1, 2, 3; --group-by-length resumes bit-identically; malformed files and mismatched models exit 2.
 slimtrain_add_e2e(NAME e2e_named_inputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/named_inputs.sh
-                  TIMEOUT 360 LABELS train)
+                  TIMEOUT 360 LABELS train torch)

@@ -14,7 +14,7 @@ struct Command {
   CommandFn run;
 };
 
-/** @brief The five subcommands, in the order --help lists them. */
+/** @brief The subcommands, in the order --help lists them. */
 const std::vector<Command>& commands();
 
 /**
@@ -22,6 +22,13 @@ const std::vector<Command>& commands();
  * 2 for ConfigError/DataError (bad usage or input), 1 for everything else.
  */
 int run_main(int argc, char** argv);
+
+/**
+ * @brief How a person runs this binary again: "slimtrain" when it was found on PATH, else its
+ * absolute path (build/apps/slimtrain run by path, a copy anywhere), so the commands it prints
+ * work as printed.
+ */
+const std::string& program_command();
 
 int run_prep(const std::vector<std::string>& args);
 int run_train(const std::vector<std::string>& args);

@@ -12,8 +12,8 @@ namespace slimtrain::model {
 
 /**
  * @brief The file format version a TorchScript archive (a zip whose records sit under one
- * folder) declares; nullopt when `path` is not such an archive. Reads the zip's local headers
- * only, never the tensors.
+ * folder) declares; nullopt when `path` is not such an archive. Reads the zip's central directory
+ * and that one record, never the tensors.
  */
 std::optional<std::uint64_t> script_format_version(const std::string& path);
 

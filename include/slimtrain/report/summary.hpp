@@ -10,6 +10,8 @@
 
 namespace slimtrain::report {
 
-std::string summary_text(const RunData& run, const std::string& report_path);
+/** @brief `program`: the binary as the "next:" commands call it (cli::program_command()). */
+std::string summary_text(const RunData& run, const std::string& report_path,
+                         const std::string& program = "slimtrain");
 
 }  // namespace slimtrain::report

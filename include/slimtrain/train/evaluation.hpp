@@ -21,6 +21,8 @@ namespace slimtrain::train {
 void choose_eval_splits(Session& s);
 /** @brief "evaluating on 'val' every 100 steps, finally on 'test'", or what is skipped. */
 std::string describe_eval_splits(const Session& s);
+/** @brief Why no final evaluation runs: --final-split none, or the file has no split for it. */
+std::string no_final_evaluation(const Session& s);
 
 /**
  * @brief Evaluates on `split` at `step`; `purpose` names it in the log ("evaluation"). The final
