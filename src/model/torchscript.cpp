@@ -10,6 +10,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/model/script_archive.hpp"
+#include "slimtrain/model/slim_boundary.hpp"
 
 namespace slimtrain::model {
 namespace {
@@ -49,20 +50,6 @@ torch::jit::Module load_module(const std::string& path) {
     throw_unloadable(path, essence(e.what()));
   }
 }
-
-// "[2] float32 [64,16,256] (1.0 MiB)"
-std::string describe(const std::string& where, const c10::IValue& value) {
-  if (!value.isTensor()) return where + " " + value.tagKind();
-  const torch::Tensor& t = value.toTensor();
-  return where + " " + type_name(t.scalar_type()) + " " + format_shape(t.sizes()) + " (" +
-         format_bytes(static_cast<std::uint64_t>(t.numel()) * t.element_size()) + ")";
-}
-
-// One output of forward, named as the warning shows it: "[1]" for a tuple, "'logits'" for a dict.
-struct Named {
-  std::string name;
-  c10::IValue value;
-};
 
 }  // namespace
 
@@ -189,91 +176,23 @@ Output TorchScriptClassifierImpl::call(std::vector<c10::IValue> inputs, std::int
                     essence(e.what()));
   }
 
-  // Everything forward returned, then which of it is the logits and which the loss.
-  std::vector<Named> outputs;
-  int logits_at = -1, loss_at = -1;
-  const std::string& choice = s.logits_output;
-  if (out.isTensor()) {
-    outputs.push_back({"[0]", out});
-    logits_at = 0;
-  } else if (out.isTuple()) {
-    const auto& elements = out.toTupleRef().elements();
-    for (std::size_t i = 0; i < elements.size(); ++i)
-      outputs.push_back({"[" + std::to_string(i) + "]", elements[i]});
-    if (!choice.empty()) {
-      try {
-        logits_at = std::stoi(choice);
-      } catch (const std::exception&) {
-        SLIMTRAIN_THROW(ConfigError, "--logits-output: '", choice,
-                        "' is not an index, and forward returned a tuple");
-      }
-      if (logits_at != 0 && labels_passed) loss_at = 0;
-    } else if (labels_passed) {
-      loss_at = 0;  // HuggingFace order: (loss, logits, ...)
-      logits_at = 1;
-    } else {
-      logits_at = !elements.empty() && elements[0].isNone() ? 1 : 0;  // (None, logits, ...)
-    }
-  } else if (out.isGenericDict()) {
-    const std::string key = choice.empty() ? "logits" : choice;
-    for (const auto& item : out.toGenericDict()) {
-      if (!item.key().isString()) continue;
-      const std::string name = item.key().toStringRef();
-      if (name == key) logits_at = static_cast<int>(outputs.size());
-      if (name == "loss") loss_at = static_cast<int>(outputs.size());
-      outputs.push_back({"'" + name + "'", item.value()});
-    }
-    if (logits_at < 0)
-      SLIMTRAIN_THROW(DataError, who, ": forward returned a dict without '", key,
-                      "' (--logits-output names the key of the logits)");
-  } else {
-    SLIMTRAIN_THROW(DataError, who, ": forward returned ", out.tagKind(),
-                    "; expected a Tensor (the logits), a tuple or a Dict[str, Tensor]");
-  }
-  if (logits_at < 0 || logits_at >= static_cast<int>(outputs.size()) ||
-      !outputs[static_cast<std::size_t>(logits_at)].value.isTensor())
-    SLIMTRAIN_THROW(DataError, who, ": output ",
-                    logits_at < static_cast<int>(outputs.size()) && logits_at >= 0
-                        ? outputs[static_cast<std::size_t>(logits_at)].name
-                        : "[" + std::to_string(logits_at) + "]",
-                    " is not a tensor, so it cannot be the logits (--logits-output picks another)");
-
-  torch::Tensor logits = outputs[static_cast<std::size_t>(logits_at)].value.toTensor();
-  if (logits.dim() != 2 || logits.size(0) != batch || logits.size(1) != s.num_classes)
-    SLIMTRAIN_THROW(DataError, who, ": logits (output ",
-                    outputs[static_cast<std::size_t>(logits_at)].name, ") of shape ",
-                    format_shape(logits.sizes()), " for a batch of ", batch, " and ", s.num_classes,
-                    " classes; expected [", batch, ",", s.num_classes,
-                    "] (--logits-output picks another output)");
-
-  torch::Tensor loss;
-  const bool loss_returned =
-      loss_at >= 0 && outputs[static_cast<std::size_t>(loss_at)].value.isTensor();
-  if (s.model_loss) {
-    if (!loss_returned)
-      SLIMTRAIN_THROW(ConfigError, "--model-loss: ", who,
-                      " returned no loss (a tuple (loss, logits, ...) when given labels, or a "
-                      "dict with 'loss')");
-    loss = outputs[static_cast<std::size_t>(loss_at)].value.toTensor();
-  }
-  // The slim boundary: nothing else leaves this function.
-  if (record) {
-    dropped_.clear();
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const bool kept =
-          static_cast<int>(i) == logits_at || (s.model_loss && static_cast<int>(i) == loss_at);
-      if (!kept && !outputs[i].value.isNone())
-        dropped_.push_back(describe(outputs[i].name, outputs[i].value));
-    }
-  }
-  outputs.clear();
+  SlimRequest request;
+  request.who = who;
+  request.logits_output = s.logits_output;
+  request.labels_passed = labels_passed;
+  request.batch = batch;
+  request.num_classes = s.num_classes;
+  request.model_loss = s.model_loss;
+  request.describe_dropped = record;
+  SlimOutput slim = slim_boundary(std::move(out), request);
+  if (record) dropped_ = std::move(slim.dropped);
   if (s.model_loss) {
     Output o;
-    o.logits = std::move(logits);
-    o.loss = y.defined() ? loss : torch::Tensor();
+    o.logits = std::move(slim.logits);
+    o.loss = y.defined() ? slim.loss : torch::Tensor();
     return o;
   }
-  return make_output(std::move(logits), y);
+  return make_output(std::move(slim.logits), y);
 }
 
 torch::Tensor TorchScriptClassifierImpl::embed(const torch::Tensor& x) {
@@ -292,7 +211,8 @@ torch::Tensor TorchScriptClassifierImpl::embed(const torch::Tensor& x) {
   }
   if (!out.isTensor() || out.toTensor().dim() != 2 || out.toTensor().size(0) != x.size(0))
     SLIMTRAIN_THROW(DataError, "--embeddings: model torchscript:", spec().script_path,
-                    ": embed returned ", describe("", out), ", expected [", x.size(0), ", F]");
+                    ": embed returned ", describe_output("", out), ", expected [", x.size(0),
+                    ", F]");
   return out.toTensor();
 }
 

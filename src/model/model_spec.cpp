@@ -1,0 +1,122 @@
+#include "slimtrain/model/model_spec.hpp"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::model {
+namespace {
+
+template <typename Sizes>
+std::string shape_text(const Sizes& sizes) {
+  std::ostringstream out;
+  out << '[';
+  bool first = true;
+  for (const auto s : sizes) {
+    out << (first ? "" : ",") << s;
+    first = false;
+  }
+  out << ']';
+  return out.str();
+}
+
+}  // namespace
+
+std::string format_shape(c10::IntArrayRef sizes) {
+  return shape_text(sizes);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0)
+    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  return text;
+}
+
+void ModelSpec::set_model(const std::string& value, const std::string& option) {
+  ModelChoice choice = parse_model_option(value, option);
+  name = std::move(choice.name);
+  script_path = std::move(choice.script_path);
+}
+
+std::string ModelSpec::model_option() const {
+  return name == "torchscript" ? kScriptPrefix + script_path : name;
+}
+
+std::string ModelSpec::describe() const {
+  std::ostringstream out;
+  out << model_option() << " input " << shape_text(input_shape) << " classes " << num_classes;
+  if (name == "mlp") out << " widths " << shape_text(mlp_widths);
+  if (name == "cnn-bn") out << " width " << cnn_width << " layers " << cnn_layers;
+  if (name == "vit-tiny") {
+    out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
+        << vit_heads;
+  }
+  if (name == "text-bow" || name == "text-transformer")
+    out << " vocab " << vocab_size << " dim " << text_dim;
+  if (name == "text-bow" && text_bigrams > 0) out << " bigram-buckets " << text_bigrams;
+  if (name == "text-transformer") out << " depth " << text_depth << " heads " << text_heads;
+  if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
+  return out.str();
+}
+
+// Every field under its own name; a key missing from an older file keeps the field's default
+// (cnn_layers: 5 before it existed).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelSpec, name, input_shape, num_classes,
+                                                mlp_widths, vit_patch, vit_dim, vit_depth,
+                                                vit_heads, cnn_width, cnn_layers, label_smoothing,
+                                                vocab_size, text_dim, text_bigrams, text_depth,
+                                                text_heads, script_path, script_signature,
+                                                logits_output, model_loss, jit_optimize)
+
+nlohmann::json ModelSpec::to_json() const {
+  return nlohmann::json(*this);
+}
+
+ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
+  try {
+    if (!j.is_object()) SLIMTRAIN_THROW(ConfigError, "model spec: expected a JSON object");
+    return j.get<ModelSpec>();
+  } catch (const nlohmann::json::exception& e) {
+    SLIMTRAIN_THROW(ConfigError, "model spec: ", e.what());
+  }
+}
+
+std::string ModelSpec::fingerprint() const {
+  // Only what shapes the parameters; nlohmann::json sorts keys, so the dump is canonical.
+  nlohmann::json arch = {{"format", "slimtrain-model-1"},
+                         {"name", name},
+                         {"input_shape", input_shape},
+                         {"num_classes", num_classes}};
+  if (name == "mlp") arch["mlp_widths"] = mlp_widths;
+  if (name == "cnn-bn") {
+    arch["cnn_width"] = cnn_width;
+    // Only when not 5, so checkpoints written before the option existed keep their fingerprint.
+    if (cnn_layers != kCnnLayersMin) arch["cnn_layers"] = cnn_layers;
+  }
+  if (name == "vit-tiny") {
+    arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
+  }
+  if (name == "text-bow") arch["text"] = {vocab_size, text_dim, text_bigrams};
+  if (name == "text-transformer") arch["text"] = {vocab_size, text_dim, text_depth, text_heads};
+  if (name == "torchscript") arch["script"] = script_signature;  // not the path: files move
+  const std::string text = arch.dump();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH64(text.data(), text.size(), 0)));
+  return hex;
+}
+
+}  // namespace slimtrain::model
