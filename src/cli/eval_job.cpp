@@ -13,7 +13,6 @@
 #include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/eval/split_evaluation.hpp"
 #include "slimtrain/runtime/device.hpp"
-#include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/device_setup.hpp"
@@ -99,9 +98,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
 }  // namespace
 
 int run_eval_job(const EvalJobConfig& c) {
-  runtime::keep_freed_memory();  // before MPI_Init starts threads: they take arenas
-  // Before MPI starts: a fork after MPI_Init is unsafe with some interconnects (RDMA).
-  data::probe_data_file(c.data, data::ProbeOptions{c.io_timeout_s, "--io-timeout"});
+  data::start_model_process(c.data, c.io_timeout_s);  // before MPI starts
   runtime::Runtime rt;
   comm::CommConfig cc;
   cc.deadline.base_s = c.deadline_s;

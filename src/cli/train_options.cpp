@@ -53,17 +53,17 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
     ("out", po::value(&c.out)->required(), "run directory: metrics.jsonl and checkpoints/")
     ("model", bound(c.model), "images and features: mlp, cnn-small, cnn-bn (5 conv+BatchNorm layers, jobs/fashion_full.ini), vit-tiny; text (a file from prep text): text-bow (fastText's averaged embeddings), text-transformer (a small encoder); or torchscript:PATH.pt: your own classifier saved with torch.jit.script(model).save(PATH); forward(x) or forward(x, labels) returning the logits, a tuple or a dict (docs/training.md)")
-    ("logits-output", po::value(&c.logits_output)->default_value(""), "torchscript: which output of forward is the logits, a tuple index or a dict key (default: HuggingFace's order, or 'logits')")
-    ("model-loss", po::bool_switch(&c.model_loss), "torchscript: train on the loss forward returns (tuple [0] when given labels, or 'loss') instead of slimtrain's cross-entropy")
-    ("jit-optimize", po::bool_switch(&c.jit_optimize), "torchscript: let LibTorch's graph executor optimise (profile, differentiate, fuse) the module; off, it runs op by op as eager PyTorch, which trained cnn-small's backward ~15% faster on CPU")
+    ("logits-output", po::value(&c.arch.logits_output)->default_value(""), "torchscript: which output of forward is the logits, a tuple index or a dict key (default: HuggingFace's order, or 'logits')")
+    ("model-loss", po::bool_switch(&c.arch.model_loss), "torchscript: train on the loss forward returns (tuple [0] when given labels, or 'loss') instead of slimtrain's cross-entropy")
+    ("jit-optimize", po::bool_switch(&c.arch.jit_optimize), "torchscript: let LibTorch's graph executor optimise (profile, differentiate, fuse) the module; off, it runs op by op as eager PyTorch, which trained cnn-small's backward ~15% faster on CPU")
     ("strict-slim", po::bool_switch(&c.strict_slim), "refuse a model whose forward returns anything beside the logits (and the loss) instead of dropping it at the slim boundary")
     ("mlp-widths", bound(widths), "hidden widths of mlp, comma-separated")
-    ("vit-patch", bound(c.vit_patch), "vit-tiny patch size")
-    ("vit-dim", bound(c.vit_dim), "vit-tiny embedding width")
-    ("vit-depth", bound(c.vit_depth), "vit-tiny encoder layers")
-    ("vit-heads", bound(c.vit_heads), "vit-tiny attention heads")
-    ("cnn-width", bound(c.cnn_width), "cnn-bn channels: W, W, 2W, 2W, 4W over its five conv layers (the work grows as W squared)")
-    ("cnn-layers", bound(c.cnn_layers), "cnn-bn conv layers, 5 to 8: each past the fifth is one more 4W -> 4W layer at a quarter of the image's size, where capacity is cheapest (at 28x28 and W 32 the sixth adds 147 K parameters and a third to the work)")
+    ("vit-patch", bound(c.arch.vit_patch), "vit-tiny patch size")
+    ("vit-dim", bound(c.arch.vit_dim), "vit-tiny embedding width")
+    ("vit-depth", bound(c.arch.vit_depth), "vit-tiny encoder layers")
+    ("vit-heads", bound(c.arch.vit_heads), "vit-tiny attention heads")
+    ("cnn-width", bound(c.arch.cnn_width), "cnn-bn channels: W, W, 2W, 2W, 4W over its five conv layers (the work grows as W squared)")
+    ("cnn-layers", bound(c.arch.cnn_layers), "cnn-bn conv layers, 5 to 8: each past the fifth is one more 4W -> 4W layer at a quarter of the image's size, where capacity is cheapest (at 28x28 and W 32 the sixth adds 147 K parameters and a third to the work)")
     ("epochs", bound(c.epochs), "passes over the training split")
     ("max-steps", bound(c.max_steps), "stop after this many steps (0: epochs decide)")
     ("batch-size", bound(c.batch_size), "samples per rank per micro-batch (the last batch of an epoch may be short)")
@@ -82,7 +82,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("clip-grad-norm", bound(c.clip_grad_norm), "clip the global gradient norm (0: off)")
     ("max-failed-checkpoints", bound(c.max_failed_checkpoints), "a checkpoint write that fails (a full disk, a lost file system) is a warning: the previous checkpoint stays the latest and the next one is tried at the next interval; after this many failures in a row the job ends with exit 1 naming the error. The final checkpoint must land")
     ("max-nonfinite-steps", bound(c.max_nonfinite_steps), "a step whose loss (on any rank) or gradient norm (with --clip-grad-norm) is NaN or infinite updates nothing, on every rank, and is named in the log; after this many in a row the job ends with exit 1, naming the first and the last checkpoint (whose weights are finite): resume it with a lower --lr")
-    ("label-smoothing", bound(c.label_smoothing), "label smoothing of the loss")
+    ("label-smoothing", bound(c.arch.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
     ("precision", bound(c.precision), "fp32, bf16 or auto. bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere: emulated bf16 is slower than fp32). auto: bf16 on a CPU with native bf16 for the built-in models measured faster in it at equal accuracy (bench/train/bf16.sh; docs/performance.md), fp32 otherwise; the start line says which and why")
     ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
@@ -93,10 +93,10 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("augment-crop-padding", bound(c.augment_crop_padding), "augmentation: pad each training image by P black pixels and crop it back at a random offset (a random shift of up to P pixels; 0: off)")
     ("augment-flip", bound(c.augment_flip)->implicit_value(true, "true"), "augmentation: mirror each training image left-right with probability 1/2 (--augment-flip, or augment-flip = true in an INI file)")
     ("augment-rotate", bound(c.augment_rotate_deg), "augmentation: rotate each training image by a uniform angle in [-DEG, DEG] (bilinear, black corners; 0: off)")
-    ("text-dim", bound(c.text_dim), "text-bow and text-transformer: the token embedding width (even)")
-    ("text-bigrams", bound(c.text_bigrams), "text-bow: hashed bigram buckets beside the vocabulary, as fastText's -bucket (0: unigrams only)")
-    ("text-depth", bound(c.text_depth), "text-transformer: encoder blocks")
-    ("text-heads", bound(c.text_heads), "text-transformer: attention heads (divides --text-dim)")
+    ("text-dim", bound(c.arch.text_dim), "text-bow and text-transformer: the token embedding width (even)")
+    ("text-bigrams", bound(c.arch.text_bigrams), "text-bow: hashed bigram buckets beside the vocabulary, as fastText's -bucket (0: unigrams only)")
+    ("text-depth", bound(c.arch.text_depth), "text-transformer: encoder blocks")
+    ("text-heads", bound(c.arch.text_heads), "text-transformer: attention heads (divides --text-dim)")
     ("max-length", bound(c.max_length), "named inputs (layout 2): sequences longer than this are cut to it (0: never); a batch is padded to its longest sequence, rounded up to a multiple of 8")
     ("group-by-length", bound(c.group_by_length), "named inputs (layout 2): batch sequences of similar length together (sorted within windows of 64 batches, the batches in an order drawn from the seed and epoch), so little of a batch is padding; resumes stay bit-identical")
     ("augment-erase", bound(c.augment_erase), "augmentation: with probability P, black out a random rectangle of 2-33% of each training image (random erasing; 0: off). Augmentation draws from (seed, epoch, sample), runs on the prefetch thread, and never touches evaluation")
@@ -135,7 +135,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
       "--resume auto)");
   if (!cl.parse(args)) return false;
 
-  c.mlp_widths = parse_widths(widths);
+  c.arch.mlp_widths = parse_widths(widths);
   model::parse_model_option(c.model);  // ConfigError naming --model
   one_of<std::string>("--optimizer", c.optim.name, {"sgd", "adamw"});
   one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
@@ -167,7 +167,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<double>("--clip-grad-norm", c.clip_grad_norm, 0.0, 1e9);
   require_range<int>("--max-nonfinite-steps", c.max_nonfinite_steps, 1, 1000000);
   require_range<int>("--max-failed-checkpoints", c.max_failed_checkpoints, 1, 1000000);
-  require_range<double>("--label-smoothing", c.label_smoothing, 0.0, 0.999);
+  require_range<double>("--label-smoothing", c.arch.label_smoothing, 0.0, 0.999);
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);
   require_range<int>("--augment-crop-padding", c.augment_crop_padding, 0, 4096);
@@ -191,12 +191,12 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<std::int64_t>("--checkpoint-every", c.checkpoint_every, 0, INT64_MAX);
   require_range<double>("--checkpoint-minutes", c.checkpoint_minutes, 0.0, 1e6);
   require_range<int>("--keep-last", c.keep_last, 1, 1000000);
-  require_range<std::int64_t>("--vit-patch", c.vit_patch, 1, 1024);
-  require_range<std::int64_t>("--vit-dim", c.vit_dim, 1, 65536);
-  require_range<std::int64_t>("--vit-depth", c.vit_depth, 1, 1024);
-  require_range<std::int64_t>("--vit-heads", c.vit_heads, 1, 1024);
-  require_range<std::int64_t>("--cnn-width", c.cnn_width, 1, 4096);
-  require_range<std::int64_t>("--cnn-layers", c.cnn_layers, model::kCnnLayersMin,
+  require_range<std::int64_t>("--vit-patch", c.arch.vit_patch, 1, 1024);
+  require_range<std::int64_t>("--vit-dim", c.arch.vit_dim, 1, 65536);
+  require_range<std::int64_t>("--vit-depth", c.arch.vit_depth, 1, 1024);
+  require_range<std::int64_t>("--vit-heads", c.arch.vit_heads, 1, 1024);
+  require_range<std::int64_t>("--cnn-width", c.arch.cnn_width, 1, 4096);
+  require_range<std::int64_t>("--cnn-layers", c.arch.cnn_layers, model::kCnnLayersMin,
                               model::kCnnLayersMax);
   c.settings = cl.settings();
   c.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));

@@ -7,22 +7,11 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/thread_name.hpp"
+#include "slimtrain/data/epoch_order.hpp"
 #include "slimtrain/data/normalisation.hpp"
 #include "slimtrain/data/shard.hpp"
 
 namespace slimtrain::data {
-namespace {
-
-// The within-window shuffle of the stream mode: its own stream per (seed, epoch, rank, window).
-std::vector<std::int64_t> window_permutation(std::int64_t n, std::uint64_t seed, std::int64_t epoch,
-                                             int rank, std::int64_t window) {
-  std::uint64_t state = seed ^ (0x5851f42d4c957f2dull * static_cast<std::uint64_t>(rank + 1));
-  const std::uint64_t mixed = splitmix64(state) ^ static_cast<std::uint64_t>(window);
-  return permutation(n, mixed, static_cast<std::uint64_t>(epoch) + 0x1000000);
-}
-
-}  // namespace
-
 TrainLoader::TrainLoader(const std::string& path, const std::string& split, int rank,
                          int world_size, const LoaderOptions& options)
     : TrainLoader(read_normalised_info(path), split, rank, world_size, options) {}
@@ -104,85 +93,23 @@ void TrainLoader::open_named(const std::string& split) {
   steps_ = (per_rank_ + options_.batch_size - 1) / options_.batch_size;
 }
 
-std::vector<std::int64_t> TrainLoader::grouped(const std::vector<std::int64_t>& order,
-                                               std::int64_t epoch) const {
-  // Every rank groups the whole epoch alike and takes its slice of each global batch, so the
-  // batches of one step hold sequences of about one length on every rank: no rank waits for
-  // another's long batch (grouped per rank, a step at np 2 ran as slow as the longer of two
-  // unrelated batches).
-  const std::int64_t batch = options_.batch_size, global = batch * world_size_;
-  const std::int64_t window = global * kGroupWindowBatches, n = per_rank_ * world_size_;
-  std::vector<std::int64_t> out;
-  out.reserve(static_cast<std::size_t>(per_rank_));
-  for (std::int64_t a = 0, w = 0; a < n; a += window, ++w) {
-    const std::int64_t len = std::min(window, n - a);  // a multiple of the world size
-    // Longest first within the window; the shuffled order decides ties, so the sort is stable.
-    std::vector<std::pair<std::int64_t, std::int64_t>> keyed;  // (-length, row)
-    for (std::int64_t k = a; k < a + len; ++k)
-      keyed.emplace_back(-named_->length(order[static_cast<std::size_t>(k)]),
-                         order[static_cast<std::size_t>(k)]);
-    std::stable_sort(keyed.begin(), keyed.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    // Full global batches in a shuffled order, a short one (the epoch's last window only) at the
-    // end: anywhere else it would shift every later batch of a rank across two lengths.
-    const std::int64_t full = len / global;
-    std::vector<std::int64_t> shuffled =
-        window_permutation(full, options_.seed ^ 0x67726f7570ull, epoch, 0, w);  // "group"
-    if (full * global < len) shuffled.push_back(full);
-    for (std::int64_t b : shuffled) {
-      const std::int64_t begin = b * global,
-                         share = (std::min(len, begin + global) - begin) / world_size_;
-      for (std::int64_t k = begin + rank_ * share; k < begin + (rank_ + 1) * share; ++k)
-        out.push_back(keyed[static_cast<std::size_t>(k)].second);
-    }
-  }
-  return out;
-}
-
 TrainLoader::~TrainLoader() {
   stop_prefetch();
 }
 
-std::vector<TrainLoader::Segment> TrainLoader::stream_segments(std::int64_t epoch) const {
-  const std::int64_t block = reader_->block_rows();
-  const std::int64_t blocks = (n_ + block - 1) / block;
-  const std::vector<std::int64_t> order =
-      permutation(blocks, options_.seed, static_cast<std::uint64_t>(epoch));
-  // This rank's positions [first, last) of the concatenated permuted blocks.
-  const std::int64_t first = rank_ * per_rank_, last = first + per_rank_;
-  std::vector<Segment> segments;
-  std::int64_t position = 0;
-  for (std::int64_t b : order) {
-    const std::int64_t begin = b * block, count = std::min(block, n_ - begin);
-    const std::int64_t lo = std::max(position, first), hi = std::min(position + count, last);
-    if (lo < hi) segments.push_back({begin + (lo - position), hi - lo});
-    position += count;
-    if (position >= last) break;
-  }
-  return segments;
+std::vector<std::int64_t> TrainLoader::epoch_rows(std::int64_t epoch) const {
+  if (mode_ == "stream") return stream_order(epoch).rows();
+  if (!options_.group_by_length)
+    return memory_epoch_rows(n_, per_rank_, rank_, options_.seed, epoch);
+  return group_by_length(
+      permutation(n_, options_.seed, static_cast<std::uint64_t>(epoch)),
+      [&](std::int64_t row) { return named_->length(row); }, options_.batch_size,
+      kGroupWindowBatches, per_rank_, rank_, world_size_, options_.seed, epoch);
 }
 
-std::vector<std::int64_t> TrainLoader::epoch_rows(std::int64_t epoch) const {
-  if (mode_ == "memory") {
-    const std::vector<std::int64_t> order =
-        permutation(n_, options_.seed, static_cast<std::uint64_t>(epoch));
-    if (options_.group_by_length) return grouped(order, epoch);
-    return std::vector<std::int64_t>(order.begin() + rank_ * per_rank_,
-                                     order.begin() + (rank_ + 1) * per_rank_);
-  }
-  std::vector<std::int64_t> base;
-  for (const Segment& s : stream_segments(epoch))
-    for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
-  const std::int64_t window = reader_->block_rows() * std::max(1, options_.shuffle_blocks);
-  std::vector<std::int64_t> rows(base.size());
-  for (std::int64_t a = 0, w = 0; a < per_rank_; a += window, ++w) {
-    const std::int64_t len = std::min(window, per_rank_ - a);
-    const std::vector<std::int64_t> p = window_permutation(len, options_.seed, epoch, rank_, w);
-    for (std::int64_t k = 0; k < len; ++k)
-      rows[static_cast<std::size_t>(a + k)] =
-          base[static_cast<std::size_t>(a + p[static_cast<std::size_t>(k)])];
-  }
-  return rows;
+StreamOrder TrainLoader::stream_order(std::int64_t epoch) const {
+  return StreamOrder(n_, reader_->block_rows(), per_rank_, rank_, options_.shuffle_blocks,
+                     options_.seed, epoch);
 }
 
 void TrainLoader::stop_prefetch() {
@@ -297,36 +224,33 @@ void TrainLoader::produce_from_memory(std::int64_t epoch, std::int64_t start) {
 void TrainLoader::produce(std::int64_t epoch, std::int64_t start) {
   const std::size_t sample_bytes = reader_->sample_bytes();
   const std::int64_t batch = options_.batch_size;
-  const std::int64_t window = reader_->block_rows() * std::max(1, options_.shuffle_blocks);
-  std::vector<std::int64_t> base;
-  for (const Segment& s : stream_segments(epoch))
-    for (std::int64_t i = 0; i < s.count; ++i) base.push_back(s.begin + i);
+  const StreamOrder order = stream_order(epoch);
+  const std::int64_t window = order.window_rows();
   std::vector<std::uint8_t> window_x, batch_x(static_cast<std::size_t>(batch) * sample_bytes);
-  std::vector<std::int64_t> window_y, batch_y(static_cast<std::size_t>(batch)),
+  std::vector<std::int64_t> window_y, window_rows, batch_y(static_cast<std::size_t>(batch)),
       batch_rows(static_cast<std::size_t>(batch));
   std::int64_t filled = 0;
-  for (std::int64_t w = start / window; w * window < per_rank_; ++w) {
-    const std::int64_t a = w * window, len = std::min(window, per_rank_ - a);
+  for (std::int64_t w = start / window; w < order.windows(); ++w) {
+    const std::int64_t a = w * window, len = order.window_length(w);
     window_x.resize(static_cast<std::size_t>(len) * sample_bytes);
     window_y.resize(static_cast<std::size_t>(len));
-    // Runs of consecutive rows become one hyperslab read each.
-    for (std::int64_t i = 0; i < len;) {
-      std::int64_t j = i + 1;
-      while (j < len &&
-             base[static_cast<std::size_t>(a + j)] == base[static_cast<std::size_t>(a + j - 1)] + 1)
-        ++j;
-      reader_->read_x(base[static_cast<std::size_t>(a + i)], j - i,
-                      window_x.data() + static_cast<std::size_t>(i) * sample_bytes);
-      reader_->read_y(base[static_cast<std::size_t>(a + i)], j - i, window_y.data() + i);
-      i = j;
+    window_rows.clear();
+    // Each run of consecutive rows is one hyperslab read.
+    std::int64_t at = 0;
+    for (const RowRun& run : order.window_runs(w)) {
+      reader_->read_x(run.begin, run.count,
+                      window_x.data() + static_cast<std::size_t>(at) * sample_bytes);
+      reader_->read_y(run.begin, run.count, window_y.data() + at);
+      for (std::int64_t i = 0; i < run.count; ++i) window_rows.push_back(run.begin + i);
+      at += run.count;
     }
-    const std::vector<std::int64_t> p = window_permutation(len, options_.seed, epoch, rank_, w);
+    const std::vector<std::int64_t> p = order.window_order(w);
     for (std::int64_t k = std::max<std::int64_t>(0, start - a); k < len; ++k) {
       const auto src = static_cast<std::size_t>(p[static_cast<std::size_t>(k)]);
       std::memcpy(batch_x.data() + static_cast<std::size_t>(filled) * sample_bytes,
                   window_x.data() + src * sample_bytes, sample_bytes);
       batch_y[static_cast<std::size_t>(filled)] = window_y[src];
-      batch_rows[static_cast<std::size_t>(filled)] = base[static_cast<std::size_t>(a) + src];
+      batch_rows[static_cast<std::size_t>(filled)] = window_rows[src];
       ++filled;
       if (filled == batch || a + k + 1 == per_rank_) {
         Batch b = make_batch(batch_x.data(), batch_y.data(), batch_rows.data(), filled, epoch);

@@ -28,14 +28,6 @@ std::string cpu_rng_state() {
   return std::string(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.nbytes()));
 }
 
-ckpt::RetentionPolicy retention(const TrainConfig& cfg) {
-  ckpt::RetentionPolicy policy;
-  policy.keep_last = cfg.keep_last;
-  policy.best_metric = best_metric_name(cfg);
-  policy.higher_is_better = policy.best_metric != "loss";
-  return policy;
-}
-
 // Whether every element is finite, a megabyte at a time: isfinite makes temporaries the size of
 // its input (a whole 64 MiB weight cost 67 MB more at every checkpoint).
 bool all_finite(const torch::Tensor& t) {
@@ -55,8 +47,6 @@ std::string first_nonfinite(const std::vector<ckpt::TensorEntry>& tensors) {
   return "";
 }
 
-// The meta key of the run's best evaluation so far, kept across resumes.
-constexpr const char* kBestKey = "best_evaluation";
 // Seconds the peers wait for rank 0 past the I/O deadline it gives a write: room for it to give
 // up on a hung write and say so in the agreement, instead of the peers timing out first.
 constexpr double kSettleMarginS = 10.0;
@@ -65,27 +55,11 @@ constexpr double kFinalRetryS = 5.0;
 
 }  // namespace
 
-std::string best_metric_name(const TrainConfig& cfg) {
-  return cfg.best_metric.empty() ? "accuracy" : cfg.best_metric;
-}
-
-double metric_value(const eval::Metrics& m, const std::string& name) {
-  if (name == "macro_f1") return m.macro_f1;
-  if (name == "loss") return m.mean_loss;
-  return m.accuracy;
-}
-
-std::optional<double> best_so_far(const nlohmann::json& meta, const std::string& metric) {
-  const auto it = meta.find(kBestKey);
-  if (it == meta.end() || !it->is_object() || it->value("metric", "") != metric)
-    return std::nullopt;
-  const auto value = it->find("value");
-  if (value == it->end() || !value->is_number()) return std::nullopt;
-  return value->get<double>();
-}
-
 Checkpointer::Checkpointer(Session& s, std::int64_t written_step, std::optional<double> best)
-    : s_(s), manager_(s.cfg.out, retention(s.cfg)), best_(best), written_step_(written_step) {
+    : s_(s),
+      manager_(s.cfg.out, retention(s.cfg)),
+      evaluations_(s.cfg, best),
+      written_step_(written_step) {
   if (s.fault.phase == FaultPhase::checkpoint && s.rt.rank() == 0) {
     // Test only: a slow file system under the background write of one step.
     manager_.set_write_hook_for_testing([plan = s.fault](const ckpt::CheckpointState& st) mutable {
@@ -161,15 +135,7 @@ bool Checkpointer::due_by_clock() const {
 }
 
 bool Checkpointer::note_evaluation(const eval::Metrics& metrics, std::int64_t step) {
-  const double value = metric_value(metrics, best_metric_name(s_.cfg));
-  evaluated_ = Evaluated{step, value, metrics.to_json()};
-  const bool higher_is_better = retention(s_.cfg).higher_is_better;
-  const bool new_best = !best_ || (higher_is_better ? value > *best_ : value < *best_);
-  if (!new_best) return false;
-  best_ = value;
-  // Only when asked for by name: a checkpoint of its own costs a write a run did not plan for.
-  return !s_.cfg.best_metric.empty() &&
-         (s_.cfg.checkpoint_every > 0 || s_.cfg.checkpoint_minutes > 0);
+  return evaluations_.note(metrics, step);
 }
 
 void Checkpointer::wait(bool final) {
@@ -295,12 +261,7 @@ void Checkpointer::save(const Position& at) {
   const double waited_ms = 1e3 * seconds_since(blocked_from);
   comm::set_activity("checkpoint copy", at.step);
   // Only the weights an evaluation saw carry its metric: a later step's weights are not them.
-  std::optional<double> metric;
-  nlohmann::json metrics;
-  if (evaluated_ && evaluated_->step == at.step) {
-    metric = evaluated_->value;
-    metrics = evaluated_->metrics;
-  }
+  const std::optional<double> metric = evaluations_.metric_at(at.step);
   // The optimizer state by element: every rank's shard with --shard, else rank 0's whole state.
   const int writers = s_.shards ? s_.rt.size() : 1;
   if (s_.rt.rank() < writers) start_shard_write(at.step);
@@ -310,11 +271,15 @@ void Checkpointer::save(const Position& at) {
     state.step = at.step;
     state.epoch = at.epoch;
     state.epoch_step = at.epoch_step;
-    state.meta = {
-        {"model", s_.spec.to_json()}, {"fingerprint", s_.spec.fingerprint()}, {"seed", s_.cfg.seed},
-        {"world_size", s_.rt.size()}, {"batch_size", s_.cfg.batch_size},      {"data", s_.cfg.data},
-        {"metrics", metrics},         {"class_names", s_.info.class_names}};
-    if (best_) state.meta[kBestKey] = {{"metric", best_metric_name(s_.cfg)}, {"value", *best_}};
+    state.meta = {{"model", s_.spec.to_json()},
+                  {"fingerprint", s_.spec.fingerprint()},
+                  {"seed", s_.cfg.seed},
+                  {"world_size", s_.rt.size()},
+                  {"batch_size", s_.cfg.batch_size},
+                  {"data", s_.cfg.data},
+                  {"metrics", evaluations_.metrics_at(at.step)},
+                  {"class_names", s_.info.class_names}};
+    evaluations_.record_in(state.meta);
     if (s_.fault.armed(0, FaultPhase::copy, at.step)) s_.fault.fire();  // test only
     state.tensors = ckpt::host_copy(*s_.model);
     nonfinite = first_nonfinite(state.tensors);

@@ -8,32 +8,6 @@
 
 namespace slimtrain::train {
 
-GradCompression parse_grad_compression(const std::string& name) {
-  if (name == "none") return GradCompression::none;
-  if (name == "bf16") return GradCompression::bf16;
-  SLIMTRAIN_THROW(ConfigError, "--grad-compression must be none or bf16, not '", name, "'");
-}
-
-const char* to_string(GradCompression c) {
-  return c == GradCompression::bf16 ? "bf16" : "fp32";
-}
-
-OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard) {
-  if (shard == ShardMode::gradients)
-    return {true,
-            "--shard gradients: each bucket is reduce-scattered and freed as soon as backward has "
-            "filled it, so a step never holds all its gradients"};
-  if (!gpu)
-    return {false,
-            "on CPU the MPI plane's polling communication thread takes a core from backward "
-            "(a 4-bucket mlp on 2 cores was 0.74-0.93x as fast with it)"};
-  if (buckets < 2)
-    return {true,
-            "one gradient bucket: it starts with backward's last gradient, no backward left "
-            "to slow"};
-  return {true, "GPU compute leaves the CPU to issue NCCL work during backward"};
-}
-
 std::size_t GradientSync::count_buckets(const std::vector<torch::Tensor>& params,
                                         std::size_t bucket_bytes) {
   std::vector<std::int64_t> numels;

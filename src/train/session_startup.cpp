@@ -18,25 +18,10 @@ namespace slimtrain::train {
 namespace {
 
 model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
-  model::ModelSpec spec;
+  model::ModelSpec spec = c.arch;
   spec.set_model(c.model);
-  spec.logits_output = c.logits_output;
-  spec.model_loss = c.model_loss;
-  spec.jit_optimize = c.jit_optimize;
   spec.input_shape = info.input_shape();
   spec.num_classes = info.num_classes;
-  spec.mlp_widths = c.mlp_widths;
-  spec.vit_patch = c.vit_patch;
-  spec.vit_dim = c.vit_dim;
-  spec.vit_depth = c.vit_depth;
-  spec.vit_heads = c.vit_heads;
-  spec.cnn_width = c.cnn_width;
-  spec.cnn_layers = c.cnn_layers;
-  spec.label_smoothing = c.label_smoothing;
-  spec.text_dim = c.text_dim;
-  spec.text_bigrams = c.text_bigrams;
-  spec.text_depth = c.text_depth;
-  spec.text_heads = c.text_heads;
   for (const data::InputInfo& in : info.inputs)
     if (in.name == "input_ids") spec.vocab_size = in.vocab_size;
   return spec;

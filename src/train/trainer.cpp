@@ -21,6 +21,7 @@
 #include "slimtrain/train/checkpointer.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/memory_report.hpp"
+#include "slimtrain/train/nonfinite_steps.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/resume.hpp"
 #include "slimtrain/train/session.hpp"
@@ -48,8 +49,6 @@ class Trainer {
 
  private:
   StepDecision train_step(const data::Batch& batch, bool log_now);
-  void skip_update(std::int64_t step, const std::string& why);
-  int diverged();
   void after_step(const StepDecision& d, bool log_now);
   nlohmann::json rank_times();
   int stop_for_requeue();
@@ -66,9 +65,8 @@ class Trainer {
   StepTimer timer_;
   SteadyRate steady_;
   Position pos_;
+  std::unique_ptr<NonfiniteSteps> nonfinite_;
   bool told_dropped_ = false;
-  std::int64_t nonfinite_in_a_row_ = 0;  ///< steps whose update was skipped, in a row
-  std::int64_t first_nonfinite_ = 0;     ///< the first of them
 };
 
 StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
@@ -161,9 +159,9 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
       s.shards->start_gather(*s.data_plane);
       if (!s.gather_overlap.on) s.shards->wait_gathered();
     }
-    nonfinite_in_a_row_ = 0;
+    nonfinite_->updated();
   } else {
-    skip_update(step, nonfinite);
+    nonfinite_->skipped(step, nonfinite);
   }
   ++pos_.step;
   pos_.epoch_step += micro_batches;
@@ -179,42 +177,6 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   }
   timer_.enter(kData, pos_.step + 1);
   return decision;
-}
-
-void Trainer::skip_update(std::int64_t step, const std::string& why) {
-  if (nonfinite_in_a_row_++ == 0) first_nonfinite_ = step;
-  if (rt_.rank() == 0) {
-    s_->run_log->end_progress_line();
-    log::warn("step ", step, ": ", why, ": its update is skipped on every rank (",
-              nonfinite_in_a_row_, " in a row; the job ends at --max-nonfinite-steps ",
-              cfg_.max_nonfinite_steps, ")");
-  }
-  s_->run_log->event("nonfinite",
-                     {{"step", step}, {"reason", why}, {"in_a_row", nonfinite_in_a_row_}});
-}
-
-// Every rank reaches this at the same step (the decision to skip is the same everywhere), so the
-// job ends with exit 1 on every rank without an abort, its last checkpoint landed.
-int Trainer::diverged() {
-  s_->run_log->end_progress_line();
-  checkpoints_->wait();
-  const std::string last = checkpoints_->last_written();
-  const std::string why = detail::concat(
-      "training diverged: ", nonfinite_in_a_row_, " steps in a row (", first_nonfinite_, " to ",
-      pos_.step, ") had a non-finite loss or gradient norm and updated nothing (",
-      "--max-nonfinite-steps ", cfg_.max_nonfinite_steps, "); the weights are those of step ",
-      first_nonfinite_ - 1);
-  if (rt_.rank() == 0) {
-    log::error(why);
-    log::error("the last checkpoint, whose weights are finite: ",
-               last.empty() ? std::string("none written") : last,
-               "; resume it with --resume auto and a lower --lr");
-  }
-  s_->run_log->event("failed", {{"step", pos_.step},
-                                {"reason", why},
-                                {"first_nonfinite_step", first_nonfinite_},
-                                {"checkpoint", last}});
-  return kExitFailure;
 }
 
 void Trainer::after_step(const StepDecision& d, bool log_now) {
@@ -357,6 +319,7 @@ int Trainer::run() {
   // The checkpoint resumed from is already written: the step is never written twice.
   checkpoints_ = std::make_unique<Checkpointer>(s, resumed.resumed ? resumed.at.step : -1,
                                                 resumed.best_metric);
+  nonfinite_ = std::make_unique<NonfiniteSteps>(s);
   control_ = std::make_unique<StepControl>(*s.control, *s.data_plane, rt_.hostnames());
   stragglers_ = std::make_unique<StragglerWatch>(cfg_.straggler_threshold, cfg_.straggler_windows,
                                                  rt_.hostnames());
@@ -375,7 +338,7 @@ int Trainer::run() {
         const bool log_now = step % cfg_.log_every == 0 || step == s.total_steps;
         const StepDecision d = train_step(batch, log_now);
         after_step(d, log_now);
-        if (nonfinite_in_a_row_ >= cfg_.max_nonfinite_steps) return diverged();
+        if (nonfinite_->diverged()) return nonfinite_->end_run(*checkpoints_, pos_.step);
         if (d.stop) return stop_for_requeue();
       }
       if (s.epoch_over(pos_.epoch_step)) {
@@ -395,9 +358,7 @@ int Trainer::run() {
 }  // namespace
 
 int run_training(const TrainConfig& config) {
-  runtime::keep_freed_memory();  // before MPI_Init starts threads: they take arenas
-  // Before MPI starts: a fork after MPI_Init is unsafe with some interconnects (RDMA).
-  data::probe_data_file(config.data, data::ProbeOptions{config.io_timeout_s, "--io-timeout"});
+  data::start_model_process(config.data, config.io_timeout_s);  // before MPI starts
   runtime::Runtime rt;
   // The trainer outlives the guard: a failing rank prints and aborts before any of its parts
   // (communicators, loader threads) is torn down.

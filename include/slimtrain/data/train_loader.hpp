@@ -8,9 +8,9 @@
  * memory mode: the split is loaded once; the order is a full permutation of the samples.
  * stream mode: the order permutes chunk-aligned blocks (so reads stay sequential), a shuffle
  * buffer of several blocks mixes samples within this rank, and a prefetch thread reads and
- * converts ahead of the consumer. The memory mode makes its batches (augmented when asked) on a
- * prefetch thread too: gathering, augmenting and normalising cost the step nothing while a core
- * is free.
+ * converts ahead of the consumer (the orders: epoch_order.hpp). The memory mode makes its batches
+ * (augmented when asked) on a prefetch thread too: gathering, augmenting and normalising cost the
+ * step nothing while a core is free.
  */
 #include <condition_variable>
 #include <cstdint>
@@ -26,6 +26,7 @@
 #include "slimtrain/data/augment.hpp"
 #include "slimtrain/data/batch.hpp"
 #include "slimtrain/data/dataset_info.hpp"
+#include "slimtrain/data/epoch_order.hpp"
 #include "slimtrain/data/named_split.hpp"
 #include "slimtrain/data/split_reader.hpp"
 
@@ -96,16 +97,8 @@ class TrainLoader {
   std::vector<std::int64_t> epoch_rows(std::int64_t epoch) const;
 
  private:
-  struct Segment {
-    std::int64_t begin, count;
-  };
-  std::vector<Segment> stream_segments(std::int64_t epoch) const;
-  /**
-   * @brief --group-by-length: this rank's rows of the epoch's permutation `order`, grouped by
-   * length across all ranks (see LoaderOptions).
-   */
-  std::vector<std::int64_t> grouped(const std::vector<std::int64_t>& order,
-                                    std::int64_t epoch) const;
+  /** @brief Stream mode's order of `epoch` for this rank. */
+  StreamOrder stream_order(std::int64_t epoch) const;
   /** @brief Layout 2: checks the options and reads the split. */
   void open_named(const std::string& split);
   void stop_prefetch();

@@ -21,6 +21,7 @@
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/eval/metrics.hpp"
+#include "slimtrain/train/best_evaluation.hpp"
 #include "slimtrain/train/session.hpp"
 
 namespace slimtrain::train {
@@ -34,15 +35,6 @@ class CheckpointsFailed : public Error {
   using Error::Error;
   const char* kind() const override { return "checkpoint error"; }
 };
-
-/** @brief --best-metric, or "accuracy" when it is not set. */
-std::string best_metric_name(const TrainConfig& cfg);
-
-/** @brief The number --best-metric names in `m`. */
-double metric_value(const eval::Metrics& m, const std::string& name);
-
-/** @brief The best value of --best-metric `metric` a checkpoint's meta records, if any. */
-std::optional<double> best_so_far(const nlohmann::json& meta, const std::string& metric);
 
 class Checkpointer {
  public:
@@ -122,13 +114,7 @@ class Checkpointer {
   };
   std::shared_ptr<ShardWrite> shard_write_;
   ckpt::CheckpointManager manager_;
-  struct Evaluated {
-    std::int64_t step = 0;
-    double value = 0.0;      ///< of --best-metric
-    nlohmann::json metrics;  ///< stored in the meta of a checkpoint of the same step
-  };
-  std::optional<Evaluated> evaluated_;  ///< the latest evaluation
-  std::optional<double> best_;          ///< the best evaluation of the run, resumes included
+  BestEvaluation evaluations_;
   std::int64_t written_step_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };

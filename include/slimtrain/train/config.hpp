@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "slimtrain/model/model_spec.hpp"
 #include "slimtrain/train/optim_config.hpp"
 #include "slimtrain/train/schedule.hpp"
 
@@ -16,14 +17,13 @@ struct TrainConfig {
   std::vector<std::pair<std::string, std::string>> settings;
   std::string out;
   std::string model = "cnn-small";  ///< mlp, cnn-small, cnn-bn, vit-tiny or torchscript:PATH
-  std::string logits_output;        ///< torchscript: which output is the logits ("": default)
-  bool model_loss = false;          ///< torchscript: train on the module's own loss
-  bool strict_slim = false;         ///< refuse a model whose forward returns more than logits/loss
-  bool jit_optimize = false;        ///< torchscript: LibTorch's graph executor optimisations
-  std::vector<std::int64_t> mlp_widths{256, 128};
-  std::int64_t vit_patch = 7, vit_dim = 64, vit_depth = 2, vit_heads = 4;
-  std::int64_t cnn_width = 16;  ///< cnn-bn base width
-  std::int64_t cnn_layers = 5;  ///< cnn-bn conv layers (5 to 8)
+  /**
+   * @brief The model options (--mlp-widths, --vit-*, --cnn-*, --text-*, --label-smoothing, the
+   * torchscript ones) as the model spec holds them; its name and shapes come from --model and the
+   * data file at start-up.
+   */
+  model::ModelSpec arch;
+  bool strict_slim = false;  ///< refuse a model whose forward returns more than logits/loss
 
   std::int64_t epochs = 1;
   std::int64_t max_steps = 0;    ///< 0: epochs decide
@@ -39,7 +39,6 @@ struct TrainConfig {
   /** @brief Checkpoint writes that may fail in a row (a full disk) before the job ends. */
   int max_failed_checkpoints = 3;
   double clip_grad_norm = 0.0;
-  double label_smoothing = 0.0;
 
   std::string device = "cpu";
   std::string precision = "fp32";  ///< fp32, bf16 (autocast; fp32 weights, gradients) or auto
@@ -55,7 +54,6 @@ struct TrainConfig {
   bool augment_flip = false;
   double augment_rotate_deg = 0.0;
   double augment_erase = 0.0;
-  std::int64_t text_dim = 64, text_bigrams = 0, text_depth = 2, text_heads = 4;
   /** @brief Layout 2: ragged inputs cut to this many elements (0: never). */
   std::int64_t max_length = 0;
   /** @brief Layout 2: batches of similar lengths (data::LoaderOptions::group_by_length). */

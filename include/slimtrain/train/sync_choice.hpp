@@ -1,0 +1,37 @@
+#pragma once
+/**
+ * @brief How a run's gradients travel, decided once at start-up: whether buckets start during
+ * backward (--overlap) and what they travel as (--grad-compression). GradientSync does what these
+ * say.
+ */
+#include <cstddef>
+#include <string>
+
+#include "slimtrain/train/flat_layout.hpp"
+
+namespace slimtrain::train {
+
+/** @brief Whether gradients are all-reduced during backward, and why. */
+struct OverlapChoice {
+  bool on = false;
+  std::string reason;
+};
+
+/** @brief How gradient buckets travel: float32 as they are, or rounded to bfloat16. */
+enum class GradCompression { none, bf16 };
+
+/** @brief "none" or "bf16"; ConfigError naming --grad-compression otherwise. */
+GradCompression parse_grad_compression(const std::string& name);
+/** @brief What a bucket travels as: "fp32" or "bf16". */
+const char* to_string(GradCompression c);
+
+/**
+ * @brief --overlap auto. On GPU, buckets start from backward's hooks and NCCL overlaps with the
+ * rest of backward. With --shard gradients too, on any device: that is what frees each bucket
+ * during backward. Otherwise off on CPU, where the MPI plane's polling communication thread takes
+ * a core from backward (forcing it on with a 4-bucket mlp on a 2-core machine was 0.74-0.93x as
+ * fast).
+ */
+OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard = ShardMode::none);
+
+}  // namespace slimtrain::train
