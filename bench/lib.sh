@@ -5,6 +5,13 @@
 bin=$build/apps/slimtrain
 [ -x "$bin" ] || { echo "bench/$bench_name: no $bin (build slimtrain first)" >&2; exit 2; }
 PY=/usr/bin/python3
+# The peers again on PyTorch 2.x (scripts/install-deps.sh --torch pip), where it is installed:
+# users compare with the PyTorch they have. Empty when there is none.
+PY2=${TORCH_VENV:-$root/.torch-venv}/bin/python
+"$PY2" -c "import torch, h5py" 2>/dev/null || PY2=
+# slimtrain built against that LibTorch (TORCH=pip scripts/build.sh), where it is built.
+bin2=${TORCH2_BUILD_DIR:-$root/build-torch2}/apps/slimtrain
+[ -x "$bin2" ] || bin2=
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 # The benchmarks measure slimtrain as it chooses OpenBLAS's kernels (runtime/blas_kernels.hpp),
 # and give its peers the same kernels. An OPENBLAS_CORETYPE found in the environment would pin
@@ -35,3 +42,8 @@ positive_ints() {
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/$bench_name: '$n' is not a positive integer" >&2; exit 2; }
   done
 }
+
+# torch_version PYTHON: the PyTorch version that interpreter imports ("1.13.0a0", "2.11.0+cu130").
+torch_version() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
+# libtorch_version BINARY: the LibTorch a slimtrain binary was built against ("2.11.0").
+libtorch_version() { "$1" --version | sed -n 's/^  LibTorch  \([0-9.]*\).*/\1/p'; }

@@ -15,6 +15,8 @@
 #            --model torchscript:cnn.pt, against the built-in cnn-small with --max-pool libtorch
 #            (target: within 5%): the scripted model pools with LibTorch's kernel too
 #   max_pool: slimtrain's own max-pool loop (model/max_pool.hpp) against LibTorch's, 2 ranks
+#   torch2:  the DDP peer again on PyTorch 2.x (the venv's, with its MKL and oneDNN), and slimtrain
+#            built against that LibTorch, where they exist: the ratios for both versions
 #   eval:    bytes each rank sends in an evaluation of 10 classes (the eval event's bytes_sent)
 #   roofline: matrix-product FLOPs per sample of each model from its layer shapes, GFLOP/s per
 #            rank for slimtrain and the peer, against the fp32 GEMM peak of one core measured in
@@ -53,7 +55,7 @@ fi
 slim() {
   local name=$1 np=$2 total=$(($3 + warmup)); shift 3
   # --log-every WARMUP: the trainer's warm-up is one log window, so it matches the peer's.
-  if ! mpirun -np "$np" "$bin" train --data "$data" --out "$work/$name" --resume none \
+  if ! mpirun -np "$np" "${SLIM_BIN:-$bin}" train --data "$data" --out "$work/$name" --resume none \
     --threads 1 --schedule constant --optimizer sgd --lr 0.05 --momentum 0.9 --eval-every 0 \
     --checkpoint-every 0 --max-steps "$total" --log-every "$warmup" "$@" \
     >"$work/$name.log" 2>&1; then
@@ -63,7 +65,8 @@ slim() {
   fi
 }
 
-# peer NAME NP [heap]: the DDP peer on cnn-small, its PEER line in $work/NAME.peer. By default
+# peer NAME NP [heap]: the DDP peer on cnn-small ($PEER_PY, default $PY), its PEER line in
+# $work/NAME.peer. By default
 # it gets the heap settings slimtrain's trainer sets for itself with mallopt (freed memory stays
 # in the heap: mmap threshold 128 MiB, trim threshold 1 GiB), through glibc's environment
 # variables, so the comparison is not won by the allocator (~25% for the peer here); "glibc"
@@ -71,7 +74,7 @@ slim() {
 peer() {
   local name=$1 np=$2 heap=(MALLOC_MMAP_THRESHOLD_=134217728 MALLOC_TRIM_THRESHOLD_=1073741824)
   [ "${3:-}" = glibc ] && heap=(SLIMTRAIN_BENCH_HEAP=glibc-defaults)
-  if ! env "${heap[@]}" "$PY" "$root/bench/train/ddp_peer.py" --data "$data" --nproc "$np" --threads 1 \
+  if ! env "${heap[@]}" "${PEER_PY:-$PY}" "$root/bench/train/ddp_peer.py" --data "$data" --nproc "$np" --threads 1 \
     --batch-size 64 --lr 0.05 --momentum 0.9 --steps $((steps + warmup)) --warmup-steps "$warmup" \
     >"$work/$name.peer" 2>&1; then
     echo "bench/train: peer run $name failed:" >&2
@@ -115,6 +118,8 @@ configs=(cnn2)
 configs+=(cnn2-lt cnn1)
 if [ "$have_peer" = 1 ] && [ "$peer_1rank" = 1 ]; then configs+=(peer1); fi
 configs+=(cnn2-off mlp2 mlp2-off)
+[ -n "$PY2" ] && configs+=(peer2-t2)
+[ -n "$bin2" ] && configs+=(cnn2-t2)
 run_config() {  # run_config CONFIG REP
   local c=$1 r=$2
   case $c in
@@ -131,6 +136,8 @@ run_config() {  # run_config CONFIG REP
         --batch-size "$mlp_batch" --overlap "$overlap"
       ;;
     peer2) peer "$c.$r" 2 ;;
+    peer2-t2) PEER_PY=$PY2 peer "$c.$r" 2 ;;
+    cnn2-t2) SLIM_BIN=$bin2 slim "$c.$r" 2 "$steps" --model cnn-small --batch-size 64 ;;
     peer1) peer "$c.$r" 1 ;;
     peer2-glibc) peer "$c.$r" 2 glibc ;;
     gemm)
@@ -158,10 +165,12 @@ done
 echo "all runs took $(($(date +%s) - started)) s"
 
 "$PY" - "$work" "$reps" "$steps" "$warmup" "$mlp_widths" "$mlp_batch" "$mlp_steps" \
-  "$have_peer" "$peer_1rank" "${gemm_kernels:--}" <<'EOF'
+  "$have_peer" "$peer_1rank" "${gemm_kernels:--}" "$(torch_version "$PY")" \
+  "$([ -n "$PY2" ] && torch_version "$PY2")" "$([ -n "$bin2" ] && libtorch_version "$bin2")" <<'EOF'
 import json, math, re, statistics, sys
 
-work, reps, steps, warmup, widths, mlp_batch, mlp_steps, have_peer, peer_1rank, kernels = sys.argv[1:]
+(work, reps, steps, warmup, widths, mlp_batch, mlp_steps, have_peer, peer_1rank, kernels, torch1,
+ torch2, libtorch2) = sys.argv[1:]
 reps = int(reps)
 have_peer = have_peer == "1"
 
@@ -215,7 +224,13 @@ configs = {
     "cnn2-off": ("slimtrain cnn-small, 2 ranks, overlap off", slim_sps),
     "mlp2": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks, overlap on", slim_sps),
     "mlp2-off": (f"slimtrain mlp {widths} b{mlp_batch}, 2 ranks, overlap off", slim_sps),
+    "peer2-t2": (f"DDP peer cnn-small, 2 ranks, PyTorch {torch2}", peer_sps),
+    "cnn2-t2": (f"slimtrain cnn-small, 2 ranks, LibTorch {libtorch2}", slim_sps),
 }
+if not torch2:
+    del configs["peer2-t2"]
+if not libtorch2:
+    del configs["cnn2-t2"]
 if not have_peer:
     del configs["peer2"], configs["peer2-glibc"], configs["peer1"], configs["cnn2-ts"]
 elif peer_1rank != "1":
@@ -315,12 +330,20 @@ eval_b = max(eval_bytes(f"cnn2.{r}") for r in range(1, reps + 1))
 print(f"evaluation traffic per rank (10 classes): {eval_b} bytes (limit 1024; 8*C^2+64 = 864)")
 
 if have_peer:
-    print(f"RESULT train peer=ddp ranks=2 slimtrain_sps={med['cnn2']:.1f} peer_sps={med['peer2']:.1f} "
+    print(f"RESULT train peer=ddp ranks=2 torch={torch1} slimtrain_sps={med['cnn2']:.1f} peer_sps={med['peer2']:.1f} "
           f"ratio={ratio(med['cnn2'], med['peer2']):.3f} target=1.10 "
           f"libtorch_pool_sps={med['cnn2-lt']:.1f} libtorch_pool_ratio={ratio(med['cnn2-lt'], med['peer2']):.3f}")
 else:
     print(f"RESULT train peer=ddp ranks=2 slimtrain_sps={med['cnn2']:.1f} peer_sps=nan ratio=nan "
           "target=1.10")
+if torch2:
+    # The peer on PyTorch 2.x against slimtrain built with Debian's 1.13 (what the demo builds) and,
+    # where built, against LibTorch 2.x: each user compares with the PyTorch they have.
+    s2 = med.get("cnn2-t2", math.nan)
+    print(f"RESULT train peer=ddp ranks=2 torch={torch2} slimtrain_sps={med['cnn2']:.1f} "
+          f"peer_sps={med['peer2-t2']:.1f} ratio={ratio(med['cnn2'], med['peer2-t2']):.3f} "
+          f"target=1.10 slimtrain_libtorch2_sps={s2:.1f} "
+          f"libtorch2_ratio={ratio(s2, med['peer2-t2']):.3f}")
 print(f"RESULT train scaling ranks=2 sps1={med['cnn1']:.1f} sps2={med['cnn2']:.1f} "
       f"efficiency={eff:.3f} target=0.95")
 print(f"RESULT train overlap model=cnn-small batch=64 on_sps={med['cnn2']:.1f} "

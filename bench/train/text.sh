@@ -11,6 +11,8 @@
 # accuracies (target: within 1 point) and the ratio of the median samples/s (target 1.1):
 #   RESULT train text model=M ranks=2 slim_acc=... peer_acc=... diff_pts=... target_pts=1
 #          slim_sps=... peer_sps=... ratio=... target=1.1
+# The peer runs on Debian's PyTorch 1.13 and, where scripts/install-deps.sh --torch pip installed
+# it, on PyTorch 2.x too: a RESULT line per model and PyTorch version (torch=...).
 # Usage: bench/train/text.sh [build-dir]     Environment: SEEDS ("1 2 3").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,18 +44,22 @@ for model in text-bow text-transformer; do
       --text-dim 64 --group-by-length true --seed "$seed" --eval-every 0 --checkpoint-every 0 \
       --log-every 20 $(recipe "$model") >"$run.log" 2>&1 ||
       { echo "bench/train text: slimtrain $model seed $seed failed:" >&2; tail -n 20 "$run.log" >&2; exit 1; }
-    # shellcheck disable=SC2046
-    "$PY" "$root/bench/train/text_peer.py" --data "$text" --model "$model" --nproc 2 --threads 1 \
-      --batch-size 64 --dim 64 --seed "$seed" --warmup-steps 20 \
-      $(recipe "$model") >"$run.peer" 2>&1 ||
-      { echo "bench/train text: peer $model seed $seed failed:" >&2; tail -n 20 "$run.peer" >&2; exit 1; }
+    for py in "$PY" $PY2; do
+      out=$run.peer; [ "$py" = "$PY" ] || out=$run.peer2
+      # shellcheck disable=SC2046
+      "$py" "$root/bench/train/text_peer.py" --data "$text" --model "$model" --nproc 2 \
+        --threads 1 --batch-size 64 --dim 64 --seed "$seed" --warmup-steps 20 \
+        $(recipe "$model") >"$out" 2>&1 ||
+        { echo "bench/train text: peer ($py) $model seed $seed failed:" >&2; tail -n 20 "$out" >&2; exit 1; }
+    done
   done
 done
 echo "all runs took $(($(date +%s) - started)) s"
 
-"$PY" - "$work" "$cpu" $seeds <<'PYEOF'
+"$PY" - "$work" "$cpu" "$(torch_version "$PY")" "$([ -n "$PY2" ] && torch_version "$PY2")" \
+  $seeds <<'PYEOF'
 import json, re, statistics, sys
-work, cpu, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
+work, cpu, torch1, torch2, seeds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 
 def slim(run):
     for line in open(f"{work}/{run}/metrics.jsonl"):
@@ -61,24 +67,31 @@ def slim(run):
         if e["event"] == "done":
             return float(e["final"]["accuracy"]), float(e["samples_per_s"])
 
-def peer(run):
-    m = re.search(r"samples_per_s=([0-9.]+) test_accuracy=([0-9.]+)", open(f"{work}/{run}.peer").read())
+def peer(run, suffix):
+    m = re.search(r"samples_per_s=([0-9.]+) test_accuracy=([0-9.]+)", open(f"{work}/{run}.{suffix}").read())
     return float(m.group(2)), float(m.group(1))
 
-print(f"\ntext classifiers at 2 ranks x 1 thread on {cpu}: test accuracy, steady samples/s")
-print(f"  {'model':18s}{'seed':>5s}{'slim acc':>10s}{'peer acc':>10s}{'slim sps':>10s}{'peer sps':>10s}")
+peers = [("peer", torch1)] + ([("peer2", torch2)] if torch2 else [])
+print(f"\ntext classifiers at 2 ranks x 1 thread on {cpu}: test accuracy, steady samples/s; the "
+      f"peer on PyTorch {' and '.join(v for _, v in peers)}")
+head = "".join(f"{'peer ' + v[:4] + ' acc':>15s}{'sps':>9s}" for _, v in peers)
+print(f"  {'model':18s}{'seed':>5s}{'slim acc':>10s}{'slim sps':>10s}{head}")
 results = []
 for model in ("text-bow", "text-transformer"):
     s = [slim(f"{model}.{k}") for k in seeds]
-    p = [peer(f"{model}.{k}") for k in seeds]
-    for k, a, b in zip(seeds, s, p):
-        print(f"  {model:18s}{k:>5s}{a[0]:10.4f}{b[0]:10.4f}{a[1]:10.1f}{b[1]:10.1f}")
-    sa, pa = statistics.mean(a[0] for a in s), statistics.mean(b[0] for b in p)
-    ss, ps = statistics.median(a[1] for a in s), statistics.median(b[1] for b in p)
-    print(f"  {model:18s}{'mean':>5s}{sa:10.4f}{pa:10.4f}{ss:10.1f}{ps:10.1f}  (sps: medians)")
-    results.append(f"RESULT train text model={model} ranks=2 seeds={len(seeds)} slim_acc={sa:.4f} "
-                   f"peer_acc={pa:.4f} diff_pts={100 * (sa - pa):+.2f} target_pts=1 "
-                   f"slim_sps={ss:.1f} peer_sps={ps:.1f} ratio={ss / ps:.3f} target=1.1")
+    p = {suffix: [peer(f"{model}.{k}", suffix) for k in seeds] for suffix, _ in peers}
+    for i, k in enumerate(seeds):
+        row = "".join(f"{p[x][i][0]:15.4f}{p[x][i][1]:9.1f}" for x, _ in peers)
+        print(f"  {model:18s}{k:>5s}{s[i][0]:10.4f}{s[i][1]:10.1f}{row}")
+    sa, ss = statistics.mean(a[0] for a in s), statistics.median(a[1] for a in s)
+    for suffix, version in peers:
+        pa = statistics.mean(b[0] for b in p[suffix])
+        ps = statistics.median(b[1] for b in p[suffix])
+        print(f"  {model:18s}{'mean':>5s}{sa:10.4f}{ss:10.1f}  peer on {version}: {pa:.4f} {ps:.1f}  (sps: medians)")
+        results.append(f"RESULT train text model={model} ranks=2 torch={version} seeds={len(seeds)} "
+                       f"slim_acc={sa:.4f} peer_acc={pa:.4f} diff_pts={100 * (sa - pa):+.2f} "
+                       f"target_pts=1 slim_sps={ss:.1f} peer_sps={ps:.1f} ratio={ss / ps:.3f} "
+                       f"target=1.1")
 print()
 print("\n".join(results))
 PYEOF
