@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "slimtrain/core/log.hpp"
+
 namespace slimtrain {
 namespace {
 std::atomic<int> g_rank{-1};
@@ -27,7 +29,10 @@ std::string Error::describe() const {
   std::string out = "slimtrain: ";
   out += kind();
   if (rank_ >= 0) out += " on rank " + std::to_string(rank_);
-  out += " (" + std::string(basename_of(file_)) + ":" + std::to_string(line_) + "): ";
+  // Where it was thrown is for whoever debugs slimtrain, not for the user who reads the words.
+  if (log::enabled(log::Level::debug))
+    out += " (" + std::string(basename_of(file_)) + ":" + std::to_string(line_) + ")";
+  out += ": ";
   out += what();
   return out;
 }

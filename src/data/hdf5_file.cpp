@@ -61,12 +61,59 @@ Hid open_hdf5_read_only(const std::string& path) {
 
 Hid open_dataset(hid_t file, const std::string& path, const std::string& dataset) {
   note_hdf5_read(path, ": ", dataset);
-  if (H5Lexists(file, dataset.c_str(), H5P_DEFAULT) <= 0 ||
-      H5Oexists_by_name(file, dataset.c_str(), H5P_DEFAULT) <= 0) {
+  if (H5Lexists(file, dataset.c_str(), H5P_DEFAULT) <= 0)
     SLIMTRAIN_THROW(DataError, path, ": missing dataset ", dataset);
+  if (H5Oexists_by_name(file, dataset.c_str(), H5P_DEFAULT) <= 0) {
+    // The name is there but leads nowhere: a link into another file that cannot be opened.
+    std::string reason = slimtrain::detail::hdf5_error_string();
+    if (reason.empty()) {  // opening it says why
+      const hid_t object = H5Oopen(file, dataset.c_str(), H5P_DEFAULT);
+      if (object >= 0) H5Oclose(object);
+      reason = slimtrain::detail::hdf5_error_string();
+    }
+    const std::string target = external_link_target(file, dataset);
+    if (!target.empty())
+      SLIMTRAIN_THROW(DataError, path, ": ", dataset, " is an external link to ", target,
+                      ", which cannot be opened", reason.empty() ? "" : ": ", reason);
+    SLIMTRAIN_THROW(DataError, path, ": missing dataset ", dataset, " (its link leads nowhere",
+                    reason.empty() ? "" : ": ", reason, ")");
   }
-  return Hid(
-      SLIMTRAIN_CHECK_HDF5(H5Dopen2(file, dataset.c_str(), H5P_DEFAULT), path + ": " + dataset));
+  Hid d(SLIMTRAIN_CHECK_HDF5(H5Dopen2(file, dataset.c_str(), H5P_DEFAULT), path + ": " + dataset));
+  require_filters(d.get(), path, dataset);
+  return d;
+}
+
+std::string external_link_target(hid_t file, const std::string& name) {
+  H5L_info_t info{};
+  if (H5Lget_info(file, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5L_TYPE_EXTERNAL)
+    return "";
+  std::vector<char> value(info.u.val_size + 1, '\0');
+  const char* target_file = nullptr;
+  const char* target_object = nullptr;
+  unsigned flags = 0;
+  if (H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0 ||
+      H5Lunpack_elink_val(value.data(), info.u.val_size, &flags, &target_file, &target_object) < 0)
+    return "another file";
+  return std::string(target_file ? target_file : "?") + ":" + (target_object ? target_object : "?");
+}
+
+void require_filters(hid_t dataset, const std::string& path, const std::string& name) {
+  Hid plist(SLIMTRAIN_CHECK_HDF5(H5Dget_create_plist(dataset), path + ": " + name));
+  const int filters = H5Pget_nfilters(plist.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t values = 0;
+    char filter[256] = {};
+    const H5Z_filter_t id = H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values,
+                                           nullptr, sizeof filter, filter, &config);
+    if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+    slimtrain::detail::hdf5_error_string();  // the plugin search's failure: said below, in words
+    SLIMTRAIN_THROW(DataError, path, ": ", name, " is compressed with the filter '",
+                    filter[0] != '\0' ? filter : "?", "' (HDF5 filter ", id,
+                    "), which this HDF5 does not have: rewrite it without "
+                    "(h5repack -f NONE in.h5 out.h5) or give HDF5 the filter's plugin "
+                    "(HDF5_PLUGIN_PATH)");
+  }
 }
 
 std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& where) {

@@ -17,7 +17,6 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/split_reader.hpp"
-#include "slimtrain/runtime/heap.hpp"
 
 namespace slimtrain::data {
 namespace {
@@ -169,11 +168,6 @@ void probe_data_file(const std::string& path, const ProbeOptions& options) {
   SLIMTRAIN_THROW(DataError, reading, ": HDF5 ended the process reading this with exit code ", code,
                   " (in the child process where slimtrain reads a file's layout first): "
                   "the file is damaged; check it with h5dump, or write it again");
-}
-
-void start_model_process(const std::string& path, double io_timeout_s) {
-  runtime::keep_freed_memory();
-  probe_data_file(path, ProbeOptions{io_timeout_s, "--io-timeout"});
 }
 
 }  // namespace slimtrain::data

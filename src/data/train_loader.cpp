@@ -3,8 +3,10 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/thread_name.hpp"
 #include "slimtrain/data/epoch_order.hpp"
@@ -49,11 +51,7 @@ TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, i
                     world_size, " ranks");
   }
   steps_ = (per_rank_ + options.batch_size - 1) / options.batch_size;
-  const std::size_t split_bytes =
-      static_cast<std::size_t>(n_) * (reader_->sample_bytes() + sizeof(std::int64_t));
-  mode_ = options.mode == "auto"
-              ? (split_bytes <= options.memory_budget_bytes ? "memory" : "stream")
-              : options.mode;
+  mode_ = choose_mode(split);
   if (options.augment.any())
     augmenter_ = std::make_unique<Augmenter>(options.augment, info_.sample_shape, reader_->x_type(),
                                              options.seed);
@@ -71,6 +69,35 @@ TrainLoader::TrainLoader(DatasetInfo info, const std::string& split, int rank, i
     reader_->close_file();
     H5garbage_collect();
   }
+}
+
+std::string TrainLoader::choose_mode(const std::string& split) const {
+  // In doubles: 2^62 rows of a large sample overflow any integer.
+  const double sample = static_cast<double>(reader_->sample_bytes());
+  const double rows = static_cast<double>(n_), block = static_cast<double>(reader_->block_rows());
+  const double memory_bytes = rows * (sample + sizeof(std::int64_t));
+  // Stream mode: the blocks' order, a shuffle window (samples, labels, rows) and the batches
+  // queued ahead (float32 samples), whatever the number of rows beyond the blocks'.
+  const double window = block * std::max(1, options_.shuffle_blocks);
+  const double blocks = std::ceil(rows / block);
+  const double stream_bytes =
+      blocks * sizeof(std::int64_t) + window * (sample + 2 * sizeof(std::int64_t)) +
+      (options_.prefetch_batches + 2) * static_cast<double>(options_.batch_size) *
+          (4 * static_cast<double>(info_.sample_elements()) + sizeof(std::int64_t));
+  const auto budget = static_cast<double>(options_.memory_budget_bytes);
+  if (options_.mode == "memory") return "memory";  // as asked, whatever it takes
+  if (options_.mode == "auto" && memory_bytes <= budget) return "memory";
+  if (stream_bytes <= budget) return "stream";
+  const auto gib = [](double bytes) { return slimtrain::detail::fixed(bytes / (1u << 30), 1) + " GiB"; };
+  SLIMTRAIN_THROW(DataError, info_.path, ": /", split, " has ", n_,
+                  " rows: too large for any data mode within --memory-budget-mb ",
+                  options_.memory_budget_bytes >> 20, ": memory mode would hold ",
+                  gib(memory_bytes), ", stream mode ", gib(stream_bytes), " (the order of its ",
+                  static_cast<std::uint64_t>(blocks), " blocks of ", reader_->block_rows(),
+                  " rows, and a shuffle window of ", static_cast<std::uint64_t>(window),
+                  " rows); store /", split,
+                  "/x in larger chunks (h5repack -l) or raise "
+                  "--memory-budget-mb");
 }
 
 void TrainLoader::open_named(const std::string& split) {

@@ -12,6 +12,12 @@
 
 namespace slimtrain::model {
 
+std::string format_shape(c10::IntArrayRef sizes) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) out += (i ? "," : "") + std::to_string(sizes[i]);
+  return out + "]";
+}
+
 Output ClassifierImpl::make_output(torch::Tensor logits, const torch::Tensor& y) const {
   Output out;
   // Under bf16 autocast the head's logits come out bf16: the loss and what crosses the slim

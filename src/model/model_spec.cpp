@@ -25,10 +25,6 @@ std::string shape_text(const Sizes& sizes) {
 
 }  // namespace
 
-std::string format_shape(c10::IntArrayRef sizes) {
-  return shape_text(sizes);
-}
-
 std::string format_bytes(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

@@ -2,7 +2,7 @@
 
 #include "slimtrain/core/dtype_name.hpp"
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/model/model_spec.hpp"
+#include "slimtrain/model/classifier.hpp"
 
 namespace slimtrain::model {
 namespace {

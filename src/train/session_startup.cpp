@@ -165,6 +165,13 @@ void build_model(Session& s) {
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(model_spec(cfg, s.info));
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
+  if (s.model->trainable_parameters().empty())
+    SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(),
+                    ": the module has no trainable parameter (", model::parameter_count(*s.model),
+                    " parameter values, none with "
+                    "requires_grad): a frozen or mobile-optimised module (torch.jit.freeze, "
+                    "optimize_for_mobile, .ptl) keeps its weights as constants; save the module "
+                    "itself with torch.jit.script(model).save(path)");
   match_inputs(s);
   if (s.device.kind == "cuda")
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));

@@ -77,4 +77,16 @@ run damaged "$work/cache"
 check "a damaged cache file is measured anew" \
   json_is "$start" 'e["blas_kernels"]["how"].startswith("measured now") or (e["blas_kernels"]["how"].startswith("cached") and len(e["blas_kernels"]["rates"]) >= 2)'
 check "  and rewritten whole" grep -q '^rate - ' "$cached"
+
+# Where the cache lives without SLIMTRAIN_CACHE_DIR: $XDG_CACHE_HOME/slimtrain, else
+# ~/.cache/slimtrain; a home that cannot take it does not fail the run.
+uncached() {  # uncached NAME ENV=VALUE...: one np 1 job without SLIMTRAIN_CACHE_DIR
+  local name=$1; shift
+  out=$(env -u SLIMTRAIN_CACHE_DIR -u XDG_CACHE_HOME "$@" "$S" train "${job[@]}" \
+    --out "$work/$name" 2>&1)
+}
+check "XDG_CACHE_HOME is honoured" uncached xdg XDG_CACHE_HOME="$work/xdg"
+check "  the decision cached in \$XDG_CACHE_HOME/slimtrain" eval 'ls "$work/xdg/slimtrain"/openblas-kernels-*.txt >/dev/null'
+check "a home that cannot hold a cache (HOME=/dev/null) trains all the same" uncached ro HOME=/dev/null
+check "  and the BLAS line says why nothing was measured" contains "kernels not measured (no cache directory (/dev/null/.cache/slimtrain not writable; set SLIMTRAIN_CACHE_DIR)"
 finish

@@ -29,3 +29,12 @@ slimtrain_add_e2e(NAME e2e_user_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/user_f
 # the file and the object, the hang at --io-timeout (about 15 s).
 slimtrain_add_e2e(NAME e2e_damaged_hdf5 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/damaged_hdf5.sh
                   TIMEOUT 120 LABELS data)
+# Files from the wild (made by the test): a frozen TorchScript module, one with an operator
+# LibTorch lacks, an HDF5 file left open for write, an LZF-compressed dataset, an external link
+# to a missing file: exit 2 in one line naming the cause, no run directory (about 15 s).
+slimtrain_add_e2e(NAME e2e_wild_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/wild_files.sh
+                  TIMEOUT 180 LABELS data)
+# Stream mode's peak memory over 2^20 and 2^28 rows (files of unwritten chunks, a few KiB),
+# equal within 16 MiB; 2^50 rows refused before training (about 20 s).
+slimtrain_add_e2e(NAME e2e_stream_memory COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stream_memory.sh
+                  TIMEOUT 180 LABELS data)

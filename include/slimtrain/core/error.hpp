@@ -3,7 +3,8 @@
  * @brief The error hierarchy every part throws, and the exit codes `main` maps them to.
  *
  * Each error carries the MPI rank that raised it and the file:line of the throw, so a one-line
- * message from any rank of a large job still says where it came from.
+ * message from any rank of a large job still says which rank it came from (and, at
+ * --log-level debug, where in the code).
  */
 #include <stdexcept>
 #include <string>
@@ -33,7 +34,10 @@ class Error : public std::runtime_error {
   int line() const { return line_; }
   virtual ExitCode exit_code() const { return kExitFailure; }
   virtual const char* kind() const { return "error"; }
-  /** @brief "slimtrain: <kind> on rank R (file.cpp:42): <message>" */
+  /**
+   * @brief "slimtrain: <kind> on rank R: <message>"; at --log-level debug with the source
+   * location too: "slimtrain: <kind> on rank R (file.cpp:42): <message>".
+   */
   std::string describe() const;
 
  private:

@@ -24,8 +24,21 @@ Hid open_hdf5_read_only(const std::string& path);
  */
 void set_hdf5_file_image(const std::string& name, std::vector<std::uint8_t> bytes);
 
-/** @brief Opens /<split>/<name> of `file`, naming path and dataset on failure. */
+/**
+ * @brief Opens /<split>/<name> of `file`, naming path and dataset on failure; a link into
+ * another file that cannot be opened is named with its target, and a dataset behind a filter
+ * this HDF5 lacks with the filter (require_filters), before anything is read.
+ */
 Hid open_dataset(hid_t file, const std::string& path, const std::string& dataset);
+
+/** @brief "gone.h5:/train/x" when `name` is an external link, else "". */
+std::string external_link_target(hid_t file, const std::string& name);
+
+/**
+ * @brief DataError naming the file, the dataset and the filter when `dataset` is stored through
+ * a filter this HDF5 cannot apply (LZF, Blosc: plugins it was not given).
+ */
+void require_filters(hid_t dataset, const std::string& path, const std::string& name);
 
 /** @brief The dimensions of `dataset`; DataError naming `where` on failure. */
 std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& where);

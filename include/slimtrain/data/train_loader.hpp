@@ -99,6 +99,11 @@ class TrainLoader {
  private:
   /** @brief Stream mode's order of `epoch` for this rank. */
   StreamOrder stream_order(std::int64_t epoch) const;
+  /**
+   * @brief memory when the split fits --memory-budget-mb (or was asked for), else stream when its
+   * blocks' order and window fit; else DataError: too large for any mode.
+   */
+  std::string choose_mode(const std::string& split) const;
   /** @brief Layout 2: checks the options and reads the split. */
   void open_named(const std::string& split);
   void stop_prefetch();

@@ -162,6 +162,9 @@ std::array<std::int64_t, 3> image_shape(const ModelSpec& spec);
 /** @brief image_shape, and ConfigError naming --model when H or W is below 4 (two 2x2 poolings). */
 std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec);
 
+/** @brief "[64,16,256]" */
+std::string format_shape(c10::IntArrayRef sizes);
+
 /** @brief Number of scalar parameters, recursively (trainable ones only when asked). */
 std::int64_t parameter_count(const torch::nn::Module& module, bool trainable_only = false);
 

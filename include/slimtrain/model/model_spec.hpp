@@ -2,10 +2,9 @@
 /**
  * @brief What a model is: its name, the shapes it sees and its settings, saved with every
  * checkpoint (as JSON) and fingerprinted, so a checkpoint is loaded only into the model it was
- * written from; and the size texts messages about models use.
+ * written from; and the size text messages about models use. Free of LibTorch: the option
+ * parser (and its fuzz target) fills one.
  */
-#include <c10/util/ArrayRef.h>
-
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -60,8 +59,6 @@ struct ModelSpec {
   std::string fingerprint() const;
 };
 
-/** @brief "[64,16,256]" */
-std::string format_shape(c10::IntArrayRef sizes);
 /** @brief "1.0 MiB", "816 B": sizes in messages people read. */
 std::string format_bytes(std::uint64_t bytes);
 
