@@ -98,7 +98,8 @@ int run_main(int argc, char** argv) {
     if (e.exit_code() == kExitUsage) runtime::report_failure(e.exit_code(), e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "slimtrain: error on rank " << process_rank() << ": " << e.what() << "\n";
+    std::cerr << "slimtrain: error on rank " << process_rank() << ": " << foreign_message(e)
+              << "\n";
     return kExitFailure;
   }
 }

@@ -1,5 +1,6 @@
 #include "slimtrain/core/error.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -35,6 +36,21 @@ std::string Error::describe() const {
   out += ": ";
   out += what();
   return out;
+}
+
+std::string foreign_message(const std::exception& e) {
+  const std::string text = e.what();
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (text.find_first_not_of(" \t\r", start) < end) {
+      const bool more = text.find_first_not_of(" \t\r\n", end) != std::string::npos;
+      if (more) log::debug("the whole message:\n", text);
+      return text.substr(start, end - start) + (more ? " (more at --log-level debug)" : "");
+    }
+    start = end + 1;
+  }
+  return text;
 }
 
 TimeoutError::TimeoutError(std::string message, std::vector<int> missing_ranks, const char* file,

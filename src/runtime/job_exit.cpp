@@ -115,8 +115,8 @@ int run_guarded(const Runtime& runtime, const std::function<int()>& body) {
     code = e.exit_code();
     what = e.what();
   } catch (const std::exception& e) {
-    std::cerr << "slimtrain: error on rank " << runtime.rank() << ": " << e.what() << std::endl;
-    what = e.what();
+    what = foreign_message(e);
+    std::cerr << "slimtrain: error on rank " << runtime.rank() << ": " << what << std::endl;
   }
   if (runtime.size() == 1 || all_ranks_failed(runtime)) {
     // Bad input is reported too: a launcher that kills the other ranks as this one exits returns

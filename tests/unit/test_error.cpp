@@ -38,3 +38,11 @@ TEST(Error, DescribeOmitsUnknownRank) {
       DataError("f.h5: /train/y: label 12 out of range", "a/b/c.cpp", 9).describe();
   EXPECT_EQ(text, "slimtrain: data error: f.h5: /train/y: label 12 out of range");
 }
+
+TEST(Error, AForeignMessageIsItsFirstLineThatSaysSomething) {
+  EXPECT_EQ(foreign_message(std::runtime_error("plain")), "plain");
+  EXPECT_EQ(
+      foreign_message(std::runtime_error("\n  \nUnknown builtin op: x::y.\nThe original call")),
+      "Unknown builtin op: x::y. (more at --log-level debug)");
+  EXPECT_EQ(foreign_message(std::runtime_error("one line\n\n")), "one line");
+}

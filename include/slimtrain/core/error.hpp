@@ -80,6 +80,13 @@ class TimeoutError : public CommError {
   std::vector<int> missing_ranks_;
 };
 
+/**
+ * @brief What a foreign exception (LibTorch's, the standard library's) says, for a one-line
+ * message: its first line that is not blank (a TorchScript compiler report starts with an empty
+ * one), with " (more at --log-level debug)" when more follows; the whole text is logged at debug.
+ */
+std::string foreign_message(const std::exception& e);
+
 }  // namespace slimtrain
 
 /** @brief Throws `Type` with a message built from the streamed arguments and this file:line. */
