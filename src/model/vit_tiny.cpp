@@ -1,9 +1,7 @@
 #include "slimtrain/model/vit_tiny.hpp"
 
-#include <cmath>
-#include <limits>
-
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/attention.hpp"
 
 namespace slimtrain::model {
 
@@ -14,17 +12,9 @@ SelfAttentionImpl::SelfAttentionImpl(std::int64_t dim, std::int64_t heads) : hea
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& padding) {
   const auto b = x.size(0), t = x.size(1), d = x.size(2);
-  const auto head_dim = d / heads_;
   // [B, T, 3, heads, hd] -> [3, B, heads, T, hd]
-  const auto qkv = qkv_->forward(x).reshape({b, t, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
-  const auto k = qkv[1], v = qkv[2];
-  // Scaling q (T x hd) instead of the scores (T x T), and masking the scores in place, spares two
-  // passes over the largest tensor here, forward and backward (about 20% of a block at T 128).
-  const auto q = qkv[0] * (1.0 / std::sqrt(double(head_dim)));
-  auto scores = torch::matmul(q, k.transpose(-2, -1));
-  if (padding.defined())
-    scores.masked_fill_(padding.view({b, 1, 1, t}), -std::numeric_limits<float>::infinity());
-  const auto mixed = torch::matmul(torch::softmax(scores, -1), v);
+  const auto qkv = qkv_->forward(x).reshape({b, t, 3, heads_, d / heads_}).permute({2, 0, 3, 1, 4});
+  const auto mixed = attention(qkv[0], qkv[1], qkv[2], padding);
   return proj_->forward(mixed.transpose(1, 2).reshape({b, t, d}));
 }
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/train/chunked_optim.hpp"
+#include "slimtrain/train/optimizers.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -29,7 +29,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
                        .momentum(config.momentum)
                        .weight_decay(config.weight_decay)
                        .nesterov(config.nesterov);
-    return std::make_unique<ChunkedSGD>(std::move(params), options);
+    return std::make_unique<SGD>(std::move(params), options);
   }
   if (config.name == "adamw") {
     require(config.beta1 >= 0 && config.beta1 < 1, "--beta1", config.beta1, "is outside [0, 1)");
@@ -40,7 +40,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimConfig& confi
                        .betas({config.beta1, config.beta2})
                        .eps(config.eps)
                        .weight_decay(config.weight_decay);
-    return std::make_unique<ChunkedAdamW>(std::move(params), options);
+    return std::make_unique<AdamW>(std::move(params), options);
   }
   SLIMTRAIN_THROW(ConfigError, "--optimizer: unknown optimizer '", config.name,
                   "' (choose sgd or adamw)");

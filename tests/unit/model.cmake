@@ -7,3 +7,8 @@ slimtrain_add_gtest(NAME unit_max_pool TIER unit TIMEOUT 60
   SOURCES test_model_max_pool.cpp
   LIBS slimtrain_model)
 slimtrain_use_torch(unit_max_pool)
+
+slimtrain_add_gtest(NAME unit_attention TIER unit TIMEOUT 60
+  SOURCES test_attention.cpp
+  LIBS slimtrain_model)
+slimtrain_use_torch(unit_attention)

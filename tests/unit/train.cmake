@@ -1,5 +1,5 @@
 slimtrain_add_gtest(NAME unit_optim TIER unit TIMEOUT 60
-  SOURCES test_optim.cpp test_chunked_optim.cpp test_schedule.cpp test_overlap_choice.cpp
+  SOURCES test_optim.cpp test_optimizers.cpp test_schedule.cpp test_overlap_choice.cpp
     test_precision_choice.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(unit_optim)

@@ -10,7 +10,7 @@
 
 namespace slimtrain::model {
 
-/** @brief Multi-head self-attention written out with Linear layers and softmax. */
+/** @brief Multi-head self-attention: Linear layers around scaled dot-product attention. */
 class SelfAttentionImpl : public torch::nn::Module {
  public:
   SelfAttentionImpl(std::int64_t dim, std::int64_t heads);
