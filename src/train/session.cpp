@@ -130,7 +130,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       " steps; ", describe_eval_splits(s), "; augmentation: ", augment_options(cfg).describe());
   log::info_rank0(
       "device ", s.device.describe(), ", precision ", s.precision.precision,
-      s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")", ", memory ",
+      s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")",
+      s.device_step ? ", the step on the device (fused optimizer, no read-back)" : "", ", memory ",
       s.model->channels_last() ? "channels-last" : "contiguous",
       cfg.max_pool == "own" ? "" : ", LibTorch's max pooling (--max-pool libtorch)",
       "; gradient buckets: ", s.sync->bucket_count(), " (overlap ", s.overlap.on ? "on" : "off",
@@ -199,6 +200,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"overlap_gather", s.gather_overlap.on},
                              {"device", s.device.describe()},
                              {"precision", s.precision.precision},
+                             {"device_step", s.device_step},
                              {"precision_reason", s.precision.reason},
                              {"total_steps", s.total_steps},
                              {"resumed_at_step", at.step},

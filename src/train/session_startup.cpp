@@ -1,9 +1,13 @@
 // open_session: the start-up order of a training run, stated once, and its stages.
+#include <torch/version.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include "slimtrain/comm/flight_recorder.hpp"
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -11,6 +15,7 @@
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
 #include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/optimizers.hpp"
 #include "slimtrain/train/session.hpp"
 #include "slimtrain/train/stop_signal.hpp"
 
@@ -210,6 +215,18 @@ void measure_link(Session& s) {
   choose_chunk(s, s.rt, cc);
 }
 
+// The GPU step where it can run: a CUDA device and LibTorch's fused optimizers (2.4 on). A CUDA
+// LibTorch older than that steps as a CPU does, reading the loss every step (said at start-up).
+bool choose_device_step(const Session& s) {
+  const char* test = std::getenv("SLIMTRAIN_TEST_DEVICE_STEP");  // tests: on a CPU
+  const bool wanted = s.device.kind == "cuda" || (test != nullptr && std::string(test) == "1");
+  if (wanted && !fused_optimizers_available() && s.rt.rank() == 0)
+    log::warn("LibTorch ", TORCH_VERSION,
+              " has no fused optimizers (2.4 on): the step reads its "
+              "loss back every step, as on a CPU");
+  return wanted && fused_optimizers_available();
+}
+
 void make_optimizer_and_loader(Session& s) {
   const TrainConfig& cfg = s.cfg;
   // Frozen parameters (requires_grad false) are neither optimised nor synchronised.
@@ -222,6 +239,8 @@ void make_optimizer_and_loader(Session& s) {
   if (s.shard != ShardMode::none)
     s.shards = std::make_unique<ShardedParams>(params, *s.layout, s.rt.rank());
   s.optimizer = make_optimizer(cfg.optim, s.shards ? s.shards->shard() : params);
+  s.device_step = choose_device_step(s);
+  if (s.device_step) dynamic_cast<SteppedOptimizer&>(*s.optimizer).use_fused(true);
   data::LoaderOptions lo;
   lo.batch_size = cfg.batch_size;
   lo.seed = cfg.seed;

@@ -86,7 +86,7 @@ void ShardedParams::wait_gathered() {
   }
 }
 
-double ShardedParams::clip_grad_norm(double max_norm, comm::DataPlane& plane) {
+torch::Tensor ShardedParams::clip_grad_norm(double max_norm, comm::DataPlane& plane) {
   torch::NoGradGuard no_grad;
   torch::Tensor squares = torch::zeros({1}, flat_.options().dtype(torch::kFloat64));
   for (const torch::Tensor& t : shard_)
@@ -98,7 +98,7 @@ double ShardedParams::clip_grad_norm(double max_norm, comm::DataPlane& plane) {
   const torch::Tensor scale = (max_norm / (total + 1e-6)).clamp_max(1.0);
   for (const torch::Tensor& t : shard_)
     if (t.grad().defined()) t.grad().mul_(scale);
-  return total.item<double>();
+  return total;
 }
 
 }  // namespace slimtrain::train

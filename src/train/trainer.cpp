@@ -27,6 +27,7 @@
 #include "slimtrain/train/session.hpp"
 #include "slimtrain/train/step_control.hpp"
 #include "slimtrain/train/step_timer.hpp"
+#include "slimtrain/train/step_update.hpp"
 #include "slimtrain/train/stop_signal.hpp"
 #include "slimtrain/train/stragglers.hpp"
 
@@ -50,6 +51,11 @@ class Trainer {
  private:
   StepDecision train_step(const data::Batch& batch, bool log_now);
   void after_step(const StepDecision& d, bool log_now);
+  /** @brief Before anything reads the weights: the device's step learned, the gathers waited. */
+  void settle() {
+    update_->settle();
+    s_->settle_weights();
+  }
   nlohmann::json rank_times();
   int stop_for_requeue();
   int checkpoints_failed(const CheckpointsFailed& e);
@@ -66,6 +72,7 @@ class Trainer {
   SteadyRate steady_;
   Position pos_;
   std::unique_ptr<NonfiniteSteps> nonfinite_;
+  std::unique_ptr<StepUpdate> update_;
   bool told_dropped_ = false;
 };
 
@@ -89,6 +96,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   timer_.enter(kOptimizer, step);
   set_learning_rate(*s.optimizer, s.schedule->lr_at(pos_.step));
   s.sync->prepare();  // zeroes the buckets, which are the .grad tensors: no zero_grad()
+  update_->begin(step);
   // Ranks agree on what they issued so far, so buckets may reduce as backward fills them (sync
   // time: waiting here for a slower rank is not this rank's compute).
   timer_.enter(kSync, step);
@@ -96,7 +104,6 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   // --grad-accum N: N micro-batches, each loss divided by N so the gradients autograd adds up
   // in .grad are the mean over all N; only the last backward feeds the buckets.
   const std::int64_t micro_batches = cfg_.grad_accum;
-  double loss_sum = 0.0;
   data::Batch next;
   for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
     if (micro > 0) {
@@ -123,46 +130,22 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
       out.loss.backward();
     else
       (out.loss / static_cast<double>(micro_batches)).backward();
-    // Read back every step: a non-finite loss must stop the update on every rank. On GPU the
-    // gradient wait below synchronises with the device anyway.
-    loss_sum += out.loss.item<double>();
+    update_->add_loss(out.loss);
   }
   timer_.enter(kSync, step);
   s.sync->launch();
+  update_->launched();
   // The step's one control reduction, while its buckets are in flight: a desync ends the job here.
   StepVote vote;
   vote.step = step;
   vote.stop = stop_signal() != 0;
   vote.checkpoint_due = checkpoints_->due_by_clock();
-  if (log_now) vote.loss = loss_sum / static_cast<double>(micro_batches);
-  vote.nonfinite_loss = !std::isfinite(loss_sum);
+  update_->fill(vote, log_now, micro_batches);
   const StepDecision decision = control_->decide(vote);
+  update_->decided();
   s.sync->wait();
   timer_.enter(kOptimizer, step);
-  // A non-finite loss on any rank (the decision names the lowest), or a non-finite norm of the
-  // averaged gradients (the same on every rank), skips the update everywhere: the weights stay as
-  // they were, as a loss scaler does on overflow.
-  std::string nonfinite;
-  if (decision.nonfinite_rank) {
-    const auto r = static_cast<std::size_t>(*decision.nonfinite_rank);
-    nonfinite = detail::concat("the loss is not finite on rank ", r,
-                               r < rt_.hostnames().size() ? " (" + rt_.hostnames()[r] + ")" : "");
-  } else if (cfg_.clip_grad_norm > 0) {
-    const double norm = s.shards
-                            ? s.shards->clip_grad_norm(cfg_.clip_grad_norm, *s.data_plane)
-                            : clip_grad_norm(s.model->trainable_parameters(), cfg_.clip_grad_norm);
-    if (!std::isfinite(norm)) nonfinite = "the gradient norm is not finite";
-  }
-  if (nonfinite.empty()) {
-    s.optimizer->step();
-    if (s.shards) {  // every rank's updated shard to every rank
-      s.shards->start_gather(*s.data_plane);
-      if (!s.gather_overlap.on) s.shards->wait_gathered();
-    }
-    nonfinite_->updated();
-  } else {
-    nonfinite_->skipped(step, nonfinite);
-  }
+  update_->apply(decision, step);
   ++pos_.step;
   pos_.epoch_step += micro_batches;
   timer_.count_step();
@@ -205,7 +188,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   bool new_best = false;
   if (eval_now) {
     timer_.pause("evaluation", pos_.step);
-    s.settle_weights();
+    settle();
     const eval::EvalOutcome o = run_evaluation(s, s.eval_split, "evaluation", pos_.step);
     if (o.ok) new_best = checkpoints_->note_evaluation(o.metrics, pos_.step);
     timer_.reset_window();
@@ -215,7 +198,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   const bool due = checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due || new_best;
   if (due && pos_.step < s.total_steps) {
     timer_.pause("checkpoint", pos_.step);
-    s.settle_weights();
+    settle();
     checkpoints_->save(pos_);
   }
   steady_.paused_s += seconds_since(paused_from);
@@ -243,7 +226,7 @@ int Trainer::stop_for_requeue() {
             stop_signal() ? " " + std::to_string(stop_signal()) : std::string(),
             " on some rank: checkpointing at step ", pos_.step, " and exiting for requeue");
   timer_.pause("checkpoint", pos_.step);
-  s_->settle_weights();
+  settle();
   checkpoints_->save(pos_);  // nothing new when this step was just checkpointed
   checkpoints_->wait();
   s_->run_log->event("stopped",
@@ -261,7 +244,7 @@ void Trainer::finish(nlohmann::json memory) {
         steady_steps * cfg_.batch_size * cfg_.grad_accum * rt_.size() / std::max(steady_s, 1e-9);
   s.run_log->end_progress_line();
   timer_.pause("checkpoint", pos_.step);
-  s.settle_weights();
+  settle();
   checkpoints_->save_final(pos_);
   add_checkpoint_peak(memory, s);
   nlohmann::json final_metrics = nullptr;
@@ -320,6 +303,7 @@ int Trainer::run() {
   checkpoints_ = std::make_unique<Checkpointer>(s, resumed.resumed ? resumed.at.step : -1,
                                                 resumed.best_metric);
   nonfinite_ = std::make_unique<NonfiniteSteps>(s);
+  update_ = std::make_unique<StepUpdate>(s, *nonfinite_, rt_.hostnames());
   control_ = std::make_unique<StepControl>(*s.control, *s.data_plane, rt_.hostnames());
   stragglers_ = std::make_unique<StragglerWatch>(cfg_.straggler_threshold, cfg_.straggler_windows,
                                                  rt_.hostnames());
@@ -346,6 +330,8 @@ int Trainer::run() {
         pos_.epoch_step = 0;
       }
     }
+    update_->settle();  // the device's last step, which may have been skipped
+    if (nonfinite_->diverged()) return nonfinite_->end_run(*checkpoints_, pos_.step);
     finish(memory_report(s));
   } catch (const CommError& e) {
     abort_training(e);

@@ -56,3 +56,9 @@ slimtrain_add_e2e(NAME e2e_disk_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/disk_fu
 # 1, 2, 3; --group-by-length resumes bit-identically; malformed files and mismatched models exit 2.
 slimtrain_add_e2e(NAME e2e_named_inputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/named_inputs.sh
                   TIMEOUT 360 LABELS train torch)
+# The GPU step on a CPU (SLIMTRAIN_TEST_DEVICE_STEP=1): fused optimizers and the non-finite vote
+# on the device against the host's step, NaN and divergence one step late at most, AdamW's counts
+# across a resume (about 30 s; LibTorch 2.4 on: the 2.x build runs it).
+slimtrain_add_e2e(NAME e2e_device_step COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/device_step.sh
+                  TIMEOUT 240 LABELS train torch)
+set_tests_properties(e2e_device_step PROPERTIES PROCESSORS 2)

@@ -28,10 +28,10 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 /**
  * @brief Scales the gradients so their global L2 norm is at most `max_norm` (as
  * torch::nn::utils::clip_grad_norm_, whose result it matches), computing on the gradients' device,
- * and returns that norm (before clipping). Reading it is a device synchronisation on GPU, where
- * the step's gradient wait has synchronised already; a NaN or infinite norm scales by NaN, and
- * the trainer then skips the update.
+ * and returns that norm (before clipping) as a scalar tensor there: the host reads it only if it
+ * asks (.item()), so clipping costs the GPU step no synchronisation. A NaN or infinite norm scales
+ * by NaN, and the update is then skipped.
  */
-double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
+torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
 
 }  // namespace slimtrain::train

@@ -73,6 +73,12 @@ struct Session {
   /** @brief --overlap-gather resolved: the weights gathered during the next forward (--shard). */
   OverlapChoice gather_overlap;
   PrecisionChoice precision;  ///< --precision resolved for this model and device
+  /**
+   * @brief The GPU step (step_update.hpp): fused optimizers, the non-finite vote on the device,
+   * nothing read back in a steady step. On a CUDA device with LibTorch 2.4 or later (and on a
+   * CPU only for tests: SLIMTRAIN_TEST_DEVICE_STEP=1).
+   */
+  bool device_step = false;
   std::unique_ptr<RunLog> run_log;
   FaultPlan fault;
   std::int64_t total_steps = 0;  ///< optimizer steps

@@ -63,7 +63,7 @@ class ShardedParams {
    * @brief The global L2 norm of the gradient from the shards (one all-reduce of a sum of
    * squares), the shards scaled so it is at most `max_norm`; returns the norm before clipping.
    */
-  double clip_grad_norm(double max_norm, comm::DataPlane& plane);
+  torch::Tensor clip_grad_norm(double max_norm, comm::DataPlane& plane);
   /** @brief Bytes of the flat buffer (every weight, padding included). */
   std::uint64_t bytes() const { return static_cast<std::uint64_t>(flat_.nbytes()); }
 
