@@ -47,7 +47,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
       "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
       "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
   std::string widths = "256,128";
-  double bucket_mb = 4, chunk_mb = 0;
+  double bucket_mb = 0, chunk_mb = 0;
   // clang-format off
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 file written by 'slimtrain prep' (or h5py, same layout)")
@@ -85,6 +85,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("label-smoothing", bound(c.arch.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
     ("precision", bound(c.precision), "fp32, bf16 or auto. bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere: emulated bf16 is slower than fp32). auto: bf16 on a CPU with native bf16 for the built-in models measured faster in it at equal accuracy (bench/train/bf16.sh; docs/performance.md), fp32 otherwise; the start line says which and why")
+    ("tf32", bound(c.tf32), "on or off: TF32 tensor cores for float32 matrix products and convolutions on GPUs that have them (Ampere on; 10 mantissa bits in the products, float32 sums: what PyTorch's torch.backends.cuda.matmul.allow_tf32 gives); no effect on a CPU")
     ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
     ("memory-format", bound(c.memory_format), "auto, contiguous or channels-last: the layout of 4-D weights and input batches; auto takes channels-last on CPU for the models measured faster in it (cnn-bn: 1.12x; cnn-small was slower)")
     ("max-pool", bound(c.max_pool), "own or libtorch: the 2x2 max pooling of cnn-small and cnn-bn on contiguous CPU tensors; own is slimtrain's loop, bit-identical to LibTorch's kernel and 3-4x faster than it on the test VM; libtorch compares against models that call torch::max_pool2d (TorchScript models always do)")
@@ -100,8 +101,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("max-length", bound(c.max_length), "named inputs (layout 2): sequences longer than this are cut to it (0: never); a batch is padded to its longest sequence, rounded up to a multiple of 8")
     ("group-by-length", bound(c.group_by_length), "named inputs (layout 2): batch sequences of similar length together (sorted within windows of 64 batches, the batches in an order drawn from the seed and epoch), so little of a batch is padding; resumes stay bit-identical")
     ("augment-erase", bound(c.augment_erase), "augmentation: with probability P, black out a random rectangle of 2-33% of each training image (random erasing; 0: off). Augmentation draws from (seed, epoch, sample), runs on the prefetch thread, and never touches evaluation")
-    ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB")
-    ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only, NCCL uses 4)")
+    ("bucket-mb", bound(bucket_mb), "gradient bucket size in MiB; 0: 4 on a CPU (measured: bench/train), 25 on a GPU (PyTorch DDP's bucket_cap_mb)")
+    ("chunk-mb", bound(chunk_mb), "largest single all-reduce in MiB (bigger buckets are split); 0: at start-up an 8 MiB all-reduce is timed in 4 MiB and in 1 MiB pieces and the faster is kept (4 MiB suits shared memory, smaller pieces some TCP links; CPU only: NCCL takes a bucket in one call, pipelining it itself)")
     ("overlap", bound(c.overlap), "all-reduce gradients during backward: auto (on, unless several buckets would compete with backward for a CPU core), on, off")
     ("overlap-gather", bound(c.overlap_gather), "with --shard optimizer or gradients: all-gather the updated weights while the next forward runs, each layer of a built-in model waiting for its own (a TorchScript model waits for all before its forward): auto (on with NCCL on GPUs; off on CPU, where the communication thread competes with forward for the rank's core: docs/performance.md), on, off")
     ("shard", bound(c.shard), "none, optimizer or gradients (ZeRO stages 0, 1, 2): with optimizer each rank keeps and updates only its 1/N shard of the optimizer state; with gradients also only its shard of the averaged gradient (buckets are reduce-scattered during backward); the updated weights are all-gathered after each step. Checkpoints resume at any world size and any --shard")
@@ -141,6 +142,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   one_of<std::string>("--schedule", c.schedule.kind, {"constant", "cosine", "step"});
   one_of<std::string>("--device", c.device, {"cpu", "cuda"});
   one_of<std::string>("--precision", c.precision, {"fp32", "bf16", "auto"});
+  one_of<std::string>("--tf32", c.tf32, {"on", "off"});
   one_of<std::string>("--memory-format", c.memory_format, {"auto", "contiguous", "channels-last"});
   one_of<std::string>("--max-pool", c.max_pool, {"own", "libtorch"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
@@ -174,7 +176,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<double>("--augment-rotate", c.augment_rotate_deg, 0.0, 180.0);
   require_range<double>("--augment-erase", c.augment_erase, 0.0, 1.0);
   require_range<std::int64_t>("--max-length", c.max_length, 0, std::int64_t{1} << 30);
-  require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
+  if (bucket_mb != 0) require_range<double>("--bucket-mb", bucket_mb, 0.0009765625, 4096.0);
   if (chunk_mb != 0) require_range<double>("--chunk-mb", chunk_mb, 0.0009765625, 4096.0);
   require_range<double>("--collective-timeout", c.collective_timeout_s, 0.01, 86400.0);
   if (c.floor_bandwidth_mbps != 0)

@@ -29,7 +29,9 @@ double timed_all_reduce(DataPlane& data, ControlPlane& control, std::int64_t ele
       torch::ones({elements}, torch::TensorOptions().dtype(torch::kFloat32).device(data.device()));
   if (t.is_cuda()) torch::cuda::synchronize(t.device().index());
   const auto start = std::chrono::steady_clock::now();
-  data.all_reduce(t, ReduceOp::sum, options);  // returns once the reduction has finished
+  data.all_reduce(t, ReduceOp::sum, options);  // on a CPU, returns once it has finished
+  // On a GPU the wait orders the stream only: the host waits here, at start-up, to time it.
+  if (t.is_cuda()) torch::cuda::synchronize(t.device().index());
   const double mine = seconds_since(start);
   return control.all_reduce(std::vector<double>{mine}, ReduceOp::max)[0];
 }

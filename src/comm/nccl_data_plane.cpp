@@ -9,11 +9,39 @@
 #include "slimtrain/comm/detail/nccl_queue.hpp"
 #include "slimtrain/core/check_gpu.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/core/thread_name.hpp"
+#include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::comm {
 namespace {
 using namespace impl;
+
+// The communicator's watchdog thread (detail/nccl_queue.hpp): looks every few milliseconds until
+// the data plane is destroyed; ends the job itself when the caller never comes back to a failure.
+void watch(NcclState& s) {
+  name_this_thread("nccl-watch");
+  std::unique_lock<std::mutex> lock(s.mutex);
+  while (!s.stopping) {
+    if (!s.watch()) {
+      std::string why = "the NCCL data plane failed";
+      try {
+        std::rethrow_exception(s.failure);
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      lock.unlock();
+      log::error(s.name, ": ", why,
+                 "; the training thread did not come back to the data plane "
+                 "within ",
+                 s.config.deadline.grace_s + kCallerGraceS, " s: ending the job");
+      runtime::abort_job(kExitFailure, why);
+    }
+    lock.unlock();
+    std::this_thread::sleep_for(kWatchdogPeriod);
+    lock.lock();
+  }
+}
 
 class NcclDataPlane final : public DataPlane {
  public:
@@ -57,10 +85,18 @@ class NcclDataPlane final : public DataPlane {
     }
     // Every rank has its communicator before any rank issues a collective on it.
     bootstrap.barrier();
+    s.watchdog = std::thread([state = state_] { watch(*state); });
   }
 
   ~NcclDataPlane() override {
     NcclState& s = *state_;
+    if (s.watchdog.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        s.stopping = true;
+      }
+      s.watchdog.join();
+    }
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.comm != nullptr && !s.aborted) {
       // While an exception unwinds (this rank failed), peers may never join: grace only.

@@ -135,10 +135,7 @@ std::shared_ptr<NcclOp> NcclState::launch(OpKind kind, std::size_t bytes, DType 
                                           const OpOptions& options,
                                           std::shared_ptr<void> keep_alive,
                                           const std::function<void()>& enqueue_pieces) {
-  if (aborted) {
-    SLIMTRAIN_THROW(CommError, name, " ", to_string(kind),
-                    ": the NCCL communicator was aborted earlier (", abort_reason, ")");
-  }
+  throw_if_failed();  // what the watchdog found, or an earlier abort
   // Non-blocking NCCL takes no new call while a group is still being enqueued.
   if (pending) finish_enqueue(*pending);
   reap();

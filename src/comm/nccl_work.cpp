@@ -1,17 +1,17 @@
-// Waiting on one NCCL operation under its deadline (detail/nccl_queue.hpp).
-#include <thread>
-
+// Waiting on one NCCL operation, and the watchdog that holds its deadline (detail/nccl_queue.hpp).
 #include "slimtrain/comm/detail/nccl_queue.hpp"
 #include "slimtrain/core/check_gpu.hpp"
+#include "slimtrain/core/log.hpp"
 
 namespace slimtrain::comm::impl {
 
 void NcclWork::wait() {
   if (timeout_) std::rethrow_exception(timeout_);
   std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->throw_if_failed();
   // Kernels the caller enqueues from now on read the results: order them after the collective
-  // on the GPU, whatever the host sees below.
-  if (!op_->enqueued && !state_->aborted) {
+  // on the GPU. The host does not wait for it: the watchdog holds the deadline.
+  if (!op_->enqueued) {
     try {
       state_->finish_enqueue(*op_);
     } catch (const TimeoutError&) {
@@ -19,40 +19,49 @@ void NcclWork::wait() {
       throw;
     }
   }
-  if (!ordered_ && !state_->aborted) {
+  if (!ordered_) {
     SLIMTRAIN_CHECK_CUDA(cudaStreamWaitEvent(compute_stream(state_->device), op_->done.get(), 0));
     ordered_ = true;
   }
-  // The host polls only to enforce the deadline, letting go of the lock between looks so hooks
-  // on other threads can launch.
-  for (;;) {
-    if (op_->finished) return;
-    if (state_->aborted) {
-      SLIMTRAIN_THROW(CommError, state_->name, " ", op_->summary.describe(),
-                      ": the NCCL communicator was aborted (", state_->abort_reason, ")");
-    }
-    const cudaError_t q = cudaEventQuery(op_->done.get());
-    if (q == cudaSuccess) {
-      state_->reap();
-      state_->finish(*op_);
-      return;
-    }
-    if (q != cudaErrorNotReady) SLIMTRAIN_CHECK_CUDA(q);
-    ncclResult_t async = ncclSuccess;
-    SLIMTRAIN_CHECK_NCCL(ncclCommGetAsyncError(state_->comm, &async));
-    if (async != ncclSuccess && async != ncclInProgress) {
-      state_->abort(ncclGetErrorString(async));
-      SLIMTRAIN_THROW(CommError, state_->name, " ", op_->summary.describe(),
-                      " failed: ", ncclGetErrorString(async));
-    }
-    if (Clock::now() > op_->deadline) {
-      timeout_ = std::make_exception_ptr(state_->timeout(*op_));
-      std::rethrow_exception(timeout_);
-    }
-    lock.unlock();
-    std::this_thread::sleep_for(kNcclPollSleep);
-    lock.lock();
+}
+
+void NcclState::throw_if_failed() {
+  if (failure) {
+    failure_delivered = true;
+    std::rethrow_exception(failure);
   }
+  if (aborted)
+    SLIMTRAIN_THROW(CommError, name, ": the NCCL communicator was aborted (", abort_reason, ")");
+}
+
+bool NcclState::watch() {
+  if (failure) {
+    // The caller has been told, or is given the grace period to come back and be told; a caller
+    // stuck elsewhere would leave the job running with a dead communicator.
+    const auto grace = std::chrono::duration<double>(config.deadline.grace_s + kCallerGraceS);
+    return failure_delivered ||
+           Clock::now() < failed_at + std::chrono::duration_cast<Clock::duration>(grace);
+  }
+  if (aborted) return true;
+  try {
+    reap();  // releases what finished, in issue order; enqueues a pending group
+    for (const auto& op : outstanding) {
+      if (op->finished) continue;
+      if (Clock::now() > op->deadline) throw timeout(*op);
+      break;  // later operations started after this one: their deadlines come later
+    }
+    ncclResult_t async = ncclSuccess;
+    SLIMTRAIN_CHECK_NCCL(ncclCommGetAsyncError(comm, &async));
+    if (async != ncclSuccess && async != ncclInProgress) {
+      abort(ncclGetErrorString(async));
+      SLIMTRAIN_THROW(CommError, name, ": NCCL reported an error: ", ncclGetErrorString(async));
+    }
+  } catch (const Error&) {
+    failure = std::current_exception();
+    failed_at = Clock::now();
+    if (!aborted) abort("the watchdog's failure");
+  }
+  return true;
 }
 
 }  // namespace slimtrain::comm::impl

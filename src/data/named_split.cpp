@@ -142,22 +142,32 @@ std::int64_t NamedSplit::length(std::int64_t row) const {
   return 0;
 }
 
-torch::Tensor NamedSplit::fixed(const Input& in, const std::int64_t* rows,
-                                std::int64_t count) const {
+torch::Tensor NamedSplit::fixed(const Input& in, const std::int64_t* rows, std::int64_t count,
+                                const BatchForm& form) const {
   const InputInfo& info = in.info;
   std::vector<std::int64_t> shape{count};
   shape.insert(shape.end(), info.shape.begin(), info.shape.end());
   const std::int64_t n = info.sample_elements();
   const std::size_t element = input_type_size(info.type);
   if (info.integer()) {
-    torch::Tensor out = torch::empty(shape, torch::kInt64);
+    torch::Tensor out = torch::empty(shape, form.options(torch::kInt64));
     auto* o = out.data_ptr<std::int64_t>();
     for (std::int64_t i = 0; i < count; ++i)
       for (std::int64_t k = 0; k < n; ++k)
         o[i * n + k] = id_at(in.data, info.type, rows[i] * n + k);
     return out;
   }
-  torch::Tensor out = torch::empty(shape, torch::kFloat32);
+  if (form.raw) {  // as stored: the device converts and normalises (BatchNormaliser)
+    torch::Tensor out = torch::empty(
+        shape, form.options(info.type == InputType::u8 ? torch::kUInt8 : torch::kFloat32));
+    auto* o = static_cast<std::uint8_t*>(out.data_ptr());
+    const std::size_t row_bytes = static_cast<std::size_t>(n) * element;
+    for (std::int64_t i = 0; i < count; ++i)
+      std::memcpy(o + static_cast<std::size_t>(i) * row_bytes,
+                  in.data.data() + static_cast<std::size_t>(rows[i]) * row_bytes, row_bytes);
+    return out;
+  }
+  torch::Tensor out = torch::empty(shape, form.options(torch::kFloat32));
   float* o = out.data_ptr<float>();
   const std::int64_t channels =
       info.mean.size() > 1 ? static_cast<std::int64_t>(info.mean.size()) : 1;
@@ -183,7 +193,8 @@ torch::Tensor NamedSplit::fixed(const Input& in, const std::int64_t* rows,
 std::pair<torch::Tensor, torch::Tensor> NamedSplit::ragged(const Input& in,
                                                            const std::int64_t* rows,
                                                            std::int64_t count,
-                                                           std::int64_t max_length) const {
+                                                           std::int64_t max_length,
+                                                           const BatchForm& form) const {
   const InputInfo& info = in.info;
   std::int64_t longest = 0;
   for (std::int64_t i = 0; i < count; ++i) {
@@ -193,9 +204,10 @@ std::pair<torch::Tensor, torch::Tensor> NamedSplit::ragged(const Input& in,
     longest = std::max(longest, len);
   }
   const std::int64_t width = padded_length(longest, max_length);
-  torch::Tensor mask = torch::zeros({count, width}, torch::kInt64);
-  torch::Tensor values = info.integer() ? torch::full({count, width}, info.pad_id, torch::kInt64)
-                                        : torch::zeros({count, width}, torch::kFloat32);
+  torch::Tensor mask = torch::zeros({count, width}, form.options(torch::kInt64));
+  torch::Tensor values = info.integer()
+                             ? torch::full({count, width}, info.pad_id, form.options(torch::kInt64))
+                             : torch::zeros({count, width}, form.options(torch::kFloat32));
   auto* m = mask.data_ptr<std::int64_t>();
   for (std::int64_t i = 0; i < count; ++i) {
     const auto r = static_cast<std::size_t>(rows[i]);
@@ -209,25 +221,26 @@ std::pair<torch::Tensor, torch::Tensor> NamedSplit::ragged(const Input& in,
       }
       float v = 0;
       std::memcpy(&v, in.data.data() + (start + k) * 4, 4);
-      if (!info.mean.empty()) v = (v - info.mean[0]) * scale_of(info, 0);
+      if (!info.mean.empty() && !form.raw) v = (v - info.mean[0]) * scale_of(info, 0);
       values.data_ptr<float>()[i * width + k] = v;
     }
   }
   return {values, mask};
 }
 
-Batch NamedSplit::batch(const std::int64_t* rows, std::int64_t count) const {
+Batch NamedSplit::batch(const std::int64_t* rows, std::int64_t count, const BatchForm& form) const {
   Batch b;
+  b.raw = form.raw;
   for (const Input& in : inputs_) {
     if (!in.info.ragged) {
-      b.inputs.emplace_back(in.info.name, fixed(in, rows, count));
+      b.inputs.emplace_back(in.info.name, fixed(in, rows, count, form));
       continue;
     }
-    auto [values, mask] = ragged(in, rows, count, max_length_);
+    auto [values, mask] = ragged(in, rows, count, max_length_, form);
     b.inputs.emplace_back(in.info.name, values);
     b.inputs.emplace_back(mask_name(in.info.name), mask);
   }
-  b.y = torch::empty({count}, torch::kInt64);
+  b.y = torch::empty({count}, form.options(torch::kInt64));
   for (std::int64_t i = 0; i < count; ++i)
     b.y.data_ptr<std::int64_t>()[i] = y_[static_cast<std::size_t>(rows[i])];
   return b;

@@ -88,7 +88,9 @@ std::string TrainLoader::choose_mode(const std::string& split) const {
   if (options_.mode == "memory") return "memory";  // as asked, whatever it takes
   if (options_.mode == "auto" && memory_bytes <= budget) return "memory";
   if (stream_bytes <= budget) return "stream";
-  const auto gib = [](double bytes) { return slimtrain::detail::fixed(bytes / (1u << 30), 1) + " GiB"; };
+  const auto gib = [](double bytes) {
+    return slimtrain::detail::fixed(bytes / (1u << 30), 1) + " GiB";
+  };
   SLIMTRAIN_THROW(DataError, info_.path, ": /", split, " has ", n_,
                   " rows: too large for any data mode within --memory-budget-mb ",
                   options_.memory_budget_bytes >> 20, ": memory mode would hold ",
@@ -200,10 +202,19 @@ Batch TrainLoader::make_batch(std::uint8_t* raw, const std::int64_t* labels,
   }
   std::vector<std::int64_t> shape{count};
   shape.insert(shape.end(), x_shape_.begin(), x_shape_.end());
+  const BatchForm& form = options_.form;
   Batch batch;
-  batch.x = torch::empty(shape, torch::kFloat32);
-  batch.y = torch::empty({count}, torch::kInt64);
-  reader_->normalize(raw, count, batch.x.data_ptr<float>());
+  batch.raw = form.raw;
+  batch.y = torch::empty({count}, form.options(torch::kInt64));
+  if (form.raw) {  // as stored: the device converts and normalises (BatchNormaliser)
+    batch.x = torch::empty(
+        shape,
+        form.options(reader_->x_type() == ElementType::kUint8 ? torch::kUInt8 : torch::kFloat32));
+    std::memcpy(batch.x.data_ptr(), raw, static_cast<std::size_t>(count) * reader_->sample_bytes());
+  } else {
+    batch.x = torch::empty(shape, form.options(torch::kFloat32));
+    reader_->normalize(raw, count, batch.x.data_ptr<float>());
+  }
   std::memcpy(batch.y.data_ptr<std::int64_t>(), labels,
               static_cast<std::size_t>(count) * sizeof(std::int64_t));
   return batch;
@@ -226,7 +237,7 @@ void TrainLoader::produce_from_memory(std::int64_t epoch, std::int64_t start) {
   if (named_) {
     for (std::int64_t at = start; at < per_rank_; at += options_.batch_size) {
       const std::int64_t count = std::min(options_.batch_size, per_rank_ - at);
-      if (!hand_over(named_->batch(rows_.data() + at, count))) return;
+      if (!hand_over(named_->batch(rows_.data() + at, count, options_.form))) return;
     }
     return;
   }

@@ -54,6 +54,8 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
   what.info = &s.info;
   what.split = split;
   what.batch_size = s.cfg.eval_batch_size;
+  // On a GPU, in the precision the model trains in (on a CPU in float32, as `slimtrain eval`).
+  what.bf16 = s.precision.bf16() && s.device.kind == "cuda";
   what.policy.deadline_s = s.cfg.eval_deadline_s;
   what.policy.agree_timeout_s = s.cfg.collective_timeout_s + s.cfg.eval_deadline_s;
   what.policy.retries = s.cfg.eval_retries;

@@ -4,11 +4,11 @@
 #include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/model/autocast.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/blas_kernels.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/heap.hpp"
-#include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
@@ -129,7 +129,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       ", ", s.steps_per_epoch, " steps/epoch (", s.loader->mode(), " mode), ", s.total_steps,
       " steps; ", describe_eval_splits(s), "; augmentation: ", augment_options(cfg).describe());
   log::info_rank0(
-      "device ", s.device.describe(), ", precision ", s.precision.precision,
+      "device ", s.device.describe(),
+      s.device.kind == "cuda" ? detail::concat(" (cuDNN benchmark, TF32 ", cfg.tf32, ")") : "",
+      ", precision ", s.precision.precision,
       s.precision.reason.empty() ? "" : " (" + s.precision.reason + ")",
       s.device_step ? ", the step on the device (fused optimizer, no read-back)" : "", ", memory ",
       s.model->channels_last() ? "channels-last" : "contiguous",
@@ -169,12 +171,16 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   startup["resume"] = resume_ms / 1e3;
   log::info_rank0("start-up on rank 0: ", detail::fixed(total, 2), " s (", stages, ", resume ",
                   detail::fixed(resume_ms / 1e3, 2), ")");
-  log::info_rank0("data plane deadlines: --collective-timeout ", cfg.collective_timeout_s,
-                  " s + size / ", static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
-                  s.bandwidth.bytes == 0 ? "--floor-bandwidth"
-                                         : "a quarter of the measured " + s.bandwidth.describe(),
-                  "); all-reduces in pieces of at most ", s.chunk_bytes >> 10, " KiB (",
-                  s.chunk_reason, ")");
+  log::info_rank0(
+      "data plane deadlines: --collective-timeout ", cfg.collective_timeout_s, " s + size / ",
+      static_cast<std::int64_t>(s.floor_bytes_per_s / 1e6), " MB/s (",
+      s.bandwidth.bytes == 0 ? "--floor-bandwidth"
+                             : "a quarter of the measured " + s.bandwidth.describe(),
+      "); ",
+      s.chunk_bytes >= (std::size_t{1} << 40)
+          ? std::string("all-reduces in one piece each")
+          : detail::concat("all-reduces in pieces of at most ", s.chunk_bytes >> 10, " KiB"),
+      " (", s.chunk_reason, ")");
   if (s.fault.phase != FaultPhase::none)
     log::warn("SLIMTRAIN_INJECT is set (test only): ", s.fault.describe());
   nlohmann::json settings = nlohmann::json::object();

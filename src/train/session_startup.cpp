@@ -11,6 +11,7 @@
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
+#include "slimtrain/train/device_batches.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
@@ -34,6 +35,7 @@ model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info)
 
 // --chunk-mb 0 chooses between these by timing an all-reduce of kChunkProbeBytes with each.
 constexpr std::size_t kLargeChunk = 4u << 20, kSmallChunk = 1u << 20, kChunkProbeBytes = 8u << 20;
+constexpr std::size_t kNcclChunk = std::size_t{1} << 40;  // no piece smaller than a bucket
 
 comm::CommConfig comm_config(const TrainConfig& c) {
   comm::CommConfig cc;
@@ -45,14 +47,19 @@ comm::CommConfig comm_config(const TrainConfig& c) {
 }
 
 // --chunk-mb 0 on the MPI data plane (more than one rank): a second plane with small pieces is
-// timed against the first and carries the run if it is faster (fastest_plane). On NCCL the
-// default stays: nothing has measured piece sizes there.
+// timed against the first and carries the run if it is faster (fastest_plane). On NCCL a bucket
+// is one call.
 void choose_chunk(Session& s, runtime::Runtime& rt, comm::CommConfig cc) {
   s.chunk_bytes = cc.chunk_bytes;
   s.chunk_reason = "--chunk-mb";
   if (s.cfg.chunk_bytes != 0) return;
-  if (rt.size() == 1 || s.device.kind == "cuda") {
-    s.chunk_reason = rt.size() == 1 ? "default: one rank" : "default: NCCL";
+  if (s.device.kind == "cuda") {
+    s.chunk_bytes = kNcclChunk;  // as open_data_plane gave the plane
+    s.chunk_reason = "default: NCCL pipelines a bucket in one call";
+    return;
+  }
+  if (rt.size() == 1) {
+    s.chunk_reason = "default: one rank";
     return;
   }
   cc.chunk_bytes = kSmallChunk;
@@ -98,6 +105,13 @@ void bind_devices(Session& s) {
                                                : Bf16Support::none;
   s.precision = choose_precision(cfg.precision, model::parse_model_option(cfg.model).name,
                                  s.device.kind, bf16);
+  if (s.device.kind == "cuda") {
+    // What a PyTorch user sets first on a GPU: cuDNN times its convolution algorithms for each
+    // new shape and keeps the fastest, and float32 products run on TF32 tensor cores.
+    at::globalContext().setBenchmarkCuDNN(true);
+    at::globalContext().setAllowTF32CuBLAS(cfg.tf32 == "on");
+    at::globalContext().setAllowTF32CuDNN(cfg.tf32 == "on");
+  }
 }
 
 void read_data_layout(Session& s) {
@@ -191,7 +205,10 @@ void build_model(Session& s) {
 }
 
 void open_data_plane(Session& s) {
-  s.data_plane = comm::make_data_plane(s.rt, s.torch_device, "data", comm_config(s.cfg));
+  comm::CommConfig cc = comm_config(s.cfg);
+  // NCCL pipelines a bucket itself: one call each (ViT-B's 4 MiB pieces were 133 calls a step).
+  if (s.device.kind == "cuda" && s.cfg.chunk_bytes == 0) cc.chunk_bytes = kNcclChunk;
+  s.data_plane = comm::make_data_plane(s.rt, s.torch_device, "data", cc);
   torch::NoGradGuard no_grad;
   comm::OpOptions options;
   options.tag = "initial-weights";
@@ -234,7 +251,11 @@ void make_optimizer_and_loader(Session& s) {
   std::vector<std::int64_t> numels;
   for (const torch::Tensor& p : params) numels.push_back(p.numel());
   s.shard = parse_shard_mode(cfg.shard);
-  s.layout = std::make_unique<FlatLayout>(numels, cfg.bucket_bytes,
+  // DDP's 25 MB on a GPU, where NCCL takes a bucket in one call; 4 MiB on a CPU (bench/train).
+  const std::size_t bucket_bytes = cfg.bucket_bytes != 0     ? cfg.bucket_bytes
+                                   : s.device.kind == "cuda" ? 25u << 20
+                                                             : 4u << 20;
+  s.layout = std::make_unique<FlatLayout>(numels, bucket_bytes,
                                           s.shard == ShardMode::none ? 1 : s.rt.size());
   if (s.shard != ShardMode::none)
     s.shards = std::make_unique<ShardedParams>(params, *s.layout, s.rt.rank());
@@ -248,6 +269,7 @@ void make_optimizer_and_loader(Session& s) {
   lo.memory_budget_bytes = static_cast<std::size_t>(cfg.memory_budget_mb) << 20;
   lo.augment = augment_options(cfg);
   lo.group_by_length = cfg.group_by_length;
+  lo.form = batch_form(s.torch_device);  // as stored and pinned for a GPU's step
   lo.wait_timeout_s = s.io_deadline(0);  // a stalled read ends the job, at np 1 too
   s.loader = std::make_unique<data::TrainLoader>(s.info, "train", s.rt.rank(), s.rt.size(), lo);
   if (s.loader->steps_per_epoch() == 0)

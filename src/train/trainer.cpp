@@ -13,12 +13,13 @@
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
+#include "slimtrain/model/autocast.hpp"
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
 #include "slimtrain/runtime/runtime.hpp"
-#include "slimtrain/train/autocast.hpp"
 #include "slimtrain/train/checkpointer.hpp"
+#include "slimtrain/train/device_batches.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/memory_report.hpp"
 #include "slimtrain/train/nonfinite_steps.hpp"
@@ -73,6 +74,7 @@ class Trainer {
   Position pos_;
   std::unique_ptr<NonfiniteSteps> nonfinite_;
   std::unique_ptr<StepUpdate> update_;
+  std::unique_ptr<DeviceBatches> batches_;
   bool told_dropped_ = false;
 };
 
@@ -108,7 +110,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
     if (micro > 0) {
       timer_.enter(kData, step);
-      if (!s.loader->next(next))
+      if (!batches_->next(next))
         SLIMTRAIN_THROW(Error, "the loader ended the epoch inside optimizer step ", step);
     }
     const data::Batch& b = micro == 0 ? batch : next;
@@ -117,7 +119,7 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     if (s.shards && !s.model->gates_weights()) s.shards->wait_gathered();
     model::Output out;
     {
-      AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
+      model::AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
       out = eval::forward_batch(*s.model, b, s.torch_device);
     }
     // A layer forward did not use still has its bucket in flight; backward and the optimizer
@@ -304,6 +306,7 @@ int Trainer::run() {
                                                 resumed.best_metric);
   nonfinite_ = std::make_unique<NonfiniteSteps>(s);
   update_ = std::make_unique<StepUpdate>(s, *nonfinite_, rt_.hostnames());
+  batches_ = std::make_unique<DeviceBatches>(*s.loader, s.info, s.torch_device);
   control_ = std::make_unique<StepControl>(*s.control, *s.data_plane, rt_.hostnames());
   stragglers_ = std::make_unique<StragglerWatch>(cfg_.straggler_threshold, cfg_.straggler_windows,
                                                  rt_.hostnames());
@@ -314,10 +317,10 @@ int Trainer::run() {
   runtime::reset_peak_resident();
   try {
     while (pos_.step < s.total_steps) {
-      s.loader->start_epoch(pos_.epoch, pos_.epoch_step);
+      batches_->start_epoch(pos_.epoch, pos_.epoch_step);
       timer_.enter(kData, pos_.step + 1);
       data::Batch batch;
-      while (pos_.step < s.total_steps && !s.epoch_over(pos_.epoch_step) && s.loader->next(batch)) {
+      while (pos_.step < s.total_steps && !s.epoch_over(pos_.epoch_step) && batches_->next(batch)) {
         const std::int64_t step = pos_.step + 1;
         const bool log_now = step % cfg_.log_every == 0 || step == s.total_steps;
         const StepDecision d = train_step(batch, log_now);

@@ -11,7 +11,7 @@ slimtrain_use_torch(unit_data_interop)
 target_compile_definitions(unit_data_interop PRIVATE SLIMTRAIN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # Layout 2 (named, ragged inputs) through the loaders, on a file tests/e2e/named_inputs.py writes.
 slimtrain_add_gtest(NAME unit_named_inputs TIER unit TIMEOUT 120
-  SOURCES test_named_split.cpp
+  SOURCES test_named_split.cpp test_batch_normaliser.cpp
   LIBS slimtrain_data)
 slimtrain_use_torch(unit_named_inputs)
 target_compile_definitions(unit_named_inputs PRIVATE SLIMTRAIN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "slimtrain/model/grad_sink.hpp"
-#include "slimtrain/train/autocast.hpp"
+#include "slimtrain/model/autocast.hpp"
 
 namespace sm = slimtrain::model;
 
@@ -89,7 +89,7 @@ TEST(GradSink, NotAskedWithoutGradientsOrUnderAutocast) {
   }
   {
     // --precision bf16: the casts must be autograd's, so the layer's own backward runs.
-    slimtrain::train::AutocastScope bf16(true, false);
+    slimtrain::model::AutocastScope bf16(true, false);
     torch::Tensor y = sm::linear(f.x, *f.layer, &sink);
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
     y.to(torch::kFloat32).sum().backward();

@@ -26,7 +26,7 @@ class NamedSplit {
   /** @brief Row `row`'s length in its first ragged input (0 without one). */
   std::int64_t length(std::int64_t row) const;
   /** @brief The batch of `count` rows (ragged inputs cut at the info's max_length). */
-  Batch batch(const std::int64_t* rows, std::int64_t count) const;
+  Batch batch(const std::int64_t* rows, std::int64_t count, const BatchForm& form = {}) const;
   /** @brief Of the ragged elements a batch of these rows holds, the fraction that is padding. */
   double padding_fraction(const std::int64_t* rows, std::int64_t count) const;
 
@@ -36,9 +36,11 @@ class NamedSplit {
     std::vector<std::uint8_t> data;     // fixed: the samples; ragged: the values, as stored
     std::vector<std::int64_t> offsets;  // ragged only
   };
-  torch::Tensor fixed(const Input& in, const std::int64_t* rows, std::int64_t count) const;
+  torch::Tensor fixed(const Input& in, const std::int64_t* rows, std::int64_t count,
+                      const BatchForm& form) const;
   std::pair<torch::Tensor, torch::Tensor> ragged(const Input& in, const std::int64_t* rows,
-                                                 std::int64_t count, std::int64_t max_length) const;
+                                                 std::int64_t count, std::int64_t max_length,
+                                                 const BatchForm& form) const;
   std::vector<Input> inputs_;
   std::vector<std::int64_t> y_;
   std::int64_t max_length_ = 0;

@@ -49,6 +49,8 @@ struct LoaderOptions {
   int shuffle_blocks = 8;
   /** @brief Off by default; applied on the prefetch thread. */
   AugmentOptions augment;
+  /** @brief Normalised float32 (a CPU's step), or as stored in pinned memory (the GPU step). */
+  BatchForm form;
   /**
    * @brief Layout 2 with a ragged input: each epoch's rows (all ranks') sorted by length within
    * windows of kGroupWindowBatches global batches, those batches in an order drawn from (seed,

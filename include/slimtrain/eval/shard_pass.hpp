@@ -16,11 +16,13 @@ model::Output forward_batch(model::ClassifierImpl& model, const data::Batch& bat
 
 /**
  * @brief Runs `model` in eval mode without gradients over this rank's share of `split`
- * (data::EvalLoader: every sample exactly once across ranks) and returns its statistics.
- * The model is put back in training mode afterwards, also when this throws.
+ * (data::EvalLoader: every sample exactly once across ranks) and returns its statistics, under
+ * bf16 autocast when `bf16` (the training's precision on a GPU). On a GPU the loss sum and the
+ * confusion matrix accumulate on the device and are read back once, at the end; on a CPU batch by
+ * batch. The model is put back in training mode afterwards, also when this throws.
  */
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
                          const std::string& split, int rank, int world_size,
-                         std::int64_t batch_size);
+                         std::int64_t batch_size, bool bf16 = false);
 
 }  // namespace slimtrain::eval

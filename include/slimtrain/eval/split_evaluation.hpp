@@ -21,6 +21,7 @@ struct SplitEvaluation {
   const data::DatasetInfo* info = nullptr;  ///< with mean/std known
   std::string split;
   std::int64_t batch_size = 512;
+  bool bf16 = false;  ///< the training's bf16 autocast, on a GPU
   EvalPolicy policy;
   /** @brief Run before each local pass (SLIMTRAIN_INJECT's eval faults); may be empty. */
   std::function<void()> before_pass;

@@ -42,6 +42,8 @@ struct TrainConfig {
 
   std::string device = "cpu";
   std::string precision = "fp32";  ///< fp32, bf16 (autocast; fp32 weights, gradients) or auto
+  /** @brief on: TF32 tensor cores for float32 matrix products and convolutions on GPUs. */
+  std::string tf32 = "on";
   int threads = 0;
   /// auto (channels-last for the models that prefer it, on CPU), contiguous, or channels-last
   std::string memory_format = "auto";
@@ -59,8 +61,8 @@ struct TrainConfig {
   /** @brief Layout 2: batches of similar lengths (data::LoaderOptions::group_by_length). */
   bool group_by_length = false;
 
-  std::size_t bucket_bytes = 4u << 20;
-  std::size_t chunk_bytes = 0;   ///< 0: 4 MiB or 1 MiB, whichever all-reduces faster (session.cpp)
+  std::size_t bucket_bytes = 0;  ///< 0: 4 MiB on a CPU, 25 MiB on a GPU (session_startup.cpp)
+  std::size_t chunk_bytes = 0;   ///< 0: MPI: 4 MiB or 1 MiB, whichever is faster; NCCL: no pieces
   std::string overlap = "auto";  ///< auto, on or off (see choose_overlap)
   std::string grad_compression = "none";  ///< none, or bf16 on the wire (grad_sync.hpp)
   std::string shard = "none";  ///< none, optimizer or gradients (ZeRO 0-2, flat_layout.hpp)

@@ -5,8 +5,16 @@
  * src/comm/nccl_*.cpp include this; compiled only with SLIMTRAIN_HAVE_NCCL.
  *
  * Locking: one mutex per communicator, taken by every entry point (launching from the main
- * thread or an autograd hook, waiting, destruction); every NcclState method runs with it held,
- * so one thread at a time issues NCCL calls.
+ * thread or an autograd hook, waiting, the watchdog, destruction); every NcclState method runs
+ * with it held, so one thread at a time issues NCCL calls.
+ *
+ * Waiting never blocks the caller on the device: wait() makes the caller's stream wait for the
+ * operation's end event (c10d's WorkNCCL::wait does the same), so a training step queues its
+ * work and runs ahead. Deadlines and NCCL's asynchronous errors are watched by a thread of the
+ * communicator's own (watch(), as c10d's watchdog), which polls the events in issue order: a late
+ * operation is reported (missed_deadline: the ranks that have not arrived, the flight recorder)
+ * and the communicator aborted; the caller's next launch or wait throws that report, and a caller
+ * that does not come back to the communicator within the grace period has the job ended for it.
  */
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -20,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/comm/flight_recorder.hpp"
@@ -30,6 +39,10 @@ namespace slimtrain::comm::impl {
 
 using Clock = std::chrono::steady_clock;
 inline constexpr auto kNcclPollSleep = std::chrono::microseconds(50);
+/** @brief How often the watchdog looks at the operations in flight. */
+inline constexpr auto kWatchdogPeriod = std::chrono::milliseconds(2);
+/** @brief Seconds past the deadline's grace a caller has to come back to a failed communicator. */
+inline constexpr double kCallerGraceS = 10;
 
 inline Clock::time_point after(double seconds) {
   return Clock::now() +
@@ -89,6 +102,13 @@ struct NcclState {
   // may wait for peers to connect on first use). Nothing waits for it until the next launch or a
   // wait(), so the step's control decision, which catches a desync, still runs meanwhile.
   std::shared_ptr<NcclOp> pending;
+  // The watchdog: what it found (a late operation's report, an asynchronous error), thrown to the
+  // caller at its next launch or wait, and when; whether a caller has been told.
+  std::exception_ptr failure;
+  Clock::time_point failed_at;
+  bool failure_delivered = false;
+  bool stopping = false;
+  std::thread watchdog;
 
   explicit NcclState(const CommConfig& c) : config(c), recorder(c.recorder_entries) {}
 
@@ -109,6 +129,14 @@ struct NcclState {
                                  const std::function<void()>& enqueue_pieces);
   /** @brief The missed deadline's report (missed_deadline.hpp), then abort. */
   TimeoutError timeout(NcclOp& op);
+  /** @brief Throws what the watchdog found (once it has found something), or for an abort. */
+  void throw_if_failed();
+  /**
+   * @brief One look by the watchdog: finished operations released, the oldest unfinished one's
+   * deadline and NCCL's asynchronous error checked. False once the job must end without the
+   * caller (it has not come back to the communicator within the grace period of a failure).
+   */
+  bool watch();
 
  private:
   void publish_current();

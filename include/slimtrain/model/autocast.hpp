@@ -5,7 +5,7 @@
  * each op in the dtype its forward ran in, and gradients and their all-reduce are fp32.
  */
 
-namespace slimtrain::train {
+namespace slimtrain::model {
 
 class AutocastScope {
  public:
@@ -20,4 +20,4 @@ class AutocastScope {
   bool cuda_;
 };
 
-}  // namespace slimtrain::train
+}  // namespace slimtrain::model

@@ -1,4 +1,4 @@
-#include "slimtrain/train/autocast.hpp"
+#include "slimtrain/model/autocast.hpp"
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
@@ -9,7 +9,7 @@
 #define SLIMTRAIN_AUTOCAST_PER_DEVICE 1
 #endif
 
-namespace slimtrain::train {
+namespace slimtrain::model {
 namespace {
 void enable_autocast(bool cuda, bool on) {
 #ifdef SLIMTRAIN_AUTOCAST_PER_DEVICE
@@ -41,4 +41,4 @@ AutocastScope::~AutocastScope() {
   enable_autocast(cuda_, false);
 }
 
-}  // namespace slimtrain::train
+}  // namespace slimtrain::model
