@@ -31,6 +31,7 @@
 #include "slimtrain/train/step_update.hpp"
 #include "slimtrain/train/stop_signal.hpp"
 #include "slimtrain/train/stragglers.hpp"
+#include "slimtrain/train/sync_debug.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -75,12 +76,14 @@ class Trainer {
   std::unique_ptr<NonfiniteSteps> nonfinite_;
   std::unique_ptr<StepUpdate> update_;
   std::unique_ptr<DeviceBatches> batches_;
+  SyncDebugWindow sync_debug_;  ///< test only
   bool told_dropped_ = false;
 };
 
 StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   Session& s = *s_;
   const std::int64_t step = pos_.step + 1;
+  sync_debug_.at_step(step);
   bool poison_loss = false;  // test only: this rank's loss is NaN at this step
   if (s.fault.armed(rt_.rank(), FaultPhase::train, step)) {
     s.fault.fire();
