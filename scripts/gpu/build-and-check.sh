@@ -168,22 +168,7 @@ fi
 record extract "$rc" $((SECONDS - t))
 
 # ---------------------------------------------------------------- environment
-OMPI_INC=$P/usr/lib/x86_64-linux-gnu/openmpi/include
-OMPI_LIB=$P/usr/lib/x86_64-linux-gnu/openmpi/lib
-H5_DIR=$P/usr/lib/x86_64-linux-gnu/hdf5/openmpi
-export PATH=$P/usr/bin:$PATH
-export LD_LIBRARY_PATH=$P/runlib:$OMPI_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export OPAL_PREFIX=$P/usr OPAL_SYSCONFDIR=$P/etc/openmpi
-export PMIX_PREFIX=$P/usr/lib/x86_64-linux-gnu/pmix2
-export HWLOC_PLUGINS_PATH=$P/usr/lib/x86_64-linux-gnu/hwloc
-[ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null && export PATH=$PATH:/usr/local/cuda/bin
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_base_warn_component_unused=0
-# Debian's /etc/openmpi defaults, plus what containers need (no ptrace for CMA, maybe no ssh).
-export OMPI_MCA_btl='^uct,openib,ofi' OMPI_MCA_pml='^ucx' OMPI_MCA_osc='^ucx,pt2pt' OMPI_MCA_mtl='^ofi'
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-command -v ssh >/dev/null || command -v rsh >/dev/null || export OMPI_MCA_plm_rsh_agent=false
+. "$REPO/scripts/gpu/env.sh"  # the prefix's MPI, HDF5 and libraries, for this shell
 {
   echo "== environment"
   env | grep -E '^(PATH|LD_LIBRARY_PATH|PYTHONPATH|TORCH_CUDA_ARCH_LIST|OPAL_[A-Z_]*|OMPI_[A-Z_]*|PMIX_[A-Z_]*|HWLOC_[A-Z_]*)=' | sort
@@ -227,7 +212,7 @@ if want configure; then
   nccl=(-DSLIMTRAIN_WITH_NCCL="${SLIMTRAIN_WITH_NCCL:-ON}")
   [ -n "$NCCL_LIB" ] && nccl+=(-DNCCL_LIBRARY="$NCCL_LIB")
   [ -n "$NCCL_INC" ] && nccl+=(-DNCCL_INCLUDE_DIR="$NCCL_INC")
-  args=(-S . -B "$B" "${gen[@]}" "${comp[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG"
+  args=(-S . -B "$B" "${gen[@]}" "${comp[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="${CXX_FLAGS_RELEASE:--O1 -DNDEBUG}"
     -DCMAKE_PREFIX_PATH="$prefix" "${torch[@]}" "${nccl[@]}"
     -DSLIMTRAIN_BUILD_BENCH=OFF -DSLIMTRAIN_BUILD_TESTS=ON
     # MPI from the prefix, not from a wrapper's hard-coded /usr paths.
