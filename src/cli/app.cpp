@@ -92,14 +92,15 @@ int run_main(int argc, char** argv) {
     print_usage(std::cerr);
     return kExitUsage;
   } catch (const Error& e) {
-    std::cerr << e.describe() << "\n";
+    // One write per message: lines from two ranks under mpirun never run into each other.
+    if (!e.told_by_peer()) std::cerr << (e.describe() + "\n");
     // A rank that exits 2 tells the job script so (runtime/job_exit.hpp): srun's code for a
     // rank it killed when this one exited (137) would read as a crash and get a relaunch.
     if (e.exit_code() == kExitUsage) runtime::report_failure(e.exit_code(), e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "slimtrain: error on rank " << process_rank() << ": " << foreign_message(e)
-              << "\n";
+    std::cerr << ("slimtrain: error on rank " + std::to_string(process_rank()) + ": " +
+                  foreign_message(e) + "\n");
     return kExitFailure;
   }
 }

@@ -28,16 +28,23 @@ Kind kind_of(std::exception_ptr failure, std::string& message) {
   return kOther;
 }
 
+template <typename E>
+[[noreturn]] void throw_told(E error) {
+  error.mark_told_by_peer();
+  throw error;
+}
+
+// The error another rank raised, of its class; that rank prints it, this one only ends with it.
 [[noreturn]] void throw_as(char kind, const std::string& message) {
   switch (kind) {
     case kConfig:
-      throw ConfigError(message, __FILE__, __LINE__);
+      throw_told(ConfigError(message, __FILE__, __LINE__));
     case kData:
-      throw DataError(message, __FILE__, __LINE__);
+      throw_told(DataError(message, __FILE__, __LINE__));
     case kComm:
-      throw CommError(message, __FILE__, __LINE__);
+      throw_told(CommError(message, __FILE__, __LINE__));
     default:
-      throw Error(message, __FILE__, __LINE__);
+      throw_told(Error(message, __FILE__, __LINE__));
   }
 }
 

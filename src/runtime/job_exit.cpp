@@ -111,12 +111,14 @@ int run_guarded(const Runtime& runtime, const std::function<int()>& body) {
   try {
     return body();
   } catch (const Error& e) {
-    std::cerr << e.describe() << std::endl;
+    // One write per message, and only by the rank that raised it (told_by_peer).
+    if (!e.told_by_peer()) std::cerr << (e.describe() + "\n") << std::flush;
     code = e.exit_code();
     what = e.what();
   } catch (const std::exception& e) {
     what = foreign_message(e);
-    std::cerr << "slimtrain: error on rank " << runtime.rank() << ": " << what << std::endl;
+    std::cerr << ("slimtrain: error on rank " + std::to_string(runtime.rank()) + ": " + what + "\n")
+              << std::flush;
   }
   if (runtime.size() == 1 || all_ranks_failed(runtime)) {
     // Bad input is reported too: a launcher that kills the other ranks as this one exits returns

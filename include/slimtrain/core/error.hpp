@@ -39,9 +39,16 @@ class Error : public std::runtime_error {
    * location too: "slimtrain: <kind> on rank R (file.cpp:42): <message>".
    */
   std::string describe() const;
+  /**
+   * @brief Another rank raised this error and prints it (an agreement passed it on): this rank
+   * ends with its exit code and prints nothing, so each error is printed once, by its rank.
+   */
+  bool told_by_peer() const { return told_by_peer_; }
+  void mark_told_by_peer() { told_by_peer_ = true; }
 
  private:
   int rank_;
+  bool told_by_peer_ = false;
   const char* file_;
   int line_;
 };
