@@ -101,7 +101,7 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
     data::write_string_attribute(file, "model_spec", {net.spec().to_json().dump()}, true);
     data::write_string_attribute(file, "source_checkpoint", {loaded.checkpoint}, true);
     data::write_string_attribute(file, "split", {c.split}, true);
-    data::write_string_attribute(file, "class_names", info.class_names, false);
+    data::write_class_names(file, info.class_names);
     data::write_int_attribute(file, "step", loaded.step);
     SLIMTRAIN_CHECK_HDF5(H5Fflush(file, H5F_SCOPE_GLOBAL), where);
   });

@@ -210,7 +210,7 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
     write_string_attribute(file, "format", {kFormatName}, true);
     write_int_attribute(file, "format_version", kFormatVersion);
     write_int_attribute(file, "num_classes", result.num_classes);
-    write_string_attribute(file, "class_names", class_names, false);
+    write_class_names(file, class_names, control.rank() == 0);
     for (const SplitBuffer& s : splits) write_split(file, s, rows, result.mean, result.std);
   });
   return result;

@@ -124,8 +124,8 @@ DatasetInfo read_dataset_info(const std::string& path) {
   if (info.num_classes < 1 || info.num_classes > kMaxClasses)
     SLIMTRAIN_THROW(DataError, root, ": attribute num_classes is ", info.num_classes,
                     ", outside [1, ", kMaxClasses, "]");
-  if (has_attribute(file, "class_names", root)) {
-    info.class_names = read_string_attribute(file, "class_names", root);
+  info.class_names = read_class_names(file, root);
+  if (!info.class_names.empty()) {
     if (static_cast<std::int64_t>(info.class_names.size()) != info.num_classes) {
       SLIMTRAIN_THROW(DataError, root, ": class_names has ", info.class_names.size(),
                       " entries but num_classes is ", info.num_classes);

@@ -146,4 +146,54 @@ void write_float_attribute(hid_t object, const std::string& name,
   SLIMTRAIN_CHECK_HDF5(H5Awrite(attribute, H5T_NATIVE_FLOAT, values.data()), "attribute " + name);
 }
 
+void write_class_names(hid_t file, const std::vector<std::string>& names, bool writer) {
+  if (names.size() <= kClassNamesInAttribute) {
+    write_string_attribute(file, "class_names", names, false);
+    return;
+  }
+  std::size_t width = 1;
+  for (const std::string& n : names) width = std::max(width, n.size());
+  std::vector<char> packed(names.size() * width, '\0');
+  for (std::size_t i = 0; i < names.size(); ++i)
+    std::copy(names[i].begin(), names[i].end(), packed.begin() + static_cast<long>(i * width));
+  Hid type(SLIMTRAIN_CHECK_HDF5(H5Tcopy(H5T_C_S1), "class_names"));
+  SLIMTRAIN_CHECK_HDF5(H5Tset_size(type, width), "class_names");
+  SLIMTRAIN_CHECK_HDF5(H5Tset_strpad(type, H5T_STR_NULLPAD), "class_names");
+  SLIMTRAIN_CHECK_HDF5(H5Tset_cset(type, H5T_CSET_UTF8), "class_names");
+  const hsize_t n = names.size();
+  Hid space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(1, &n, nullptr), "class_names"));
+  Hid dataset(SLIMTRAIN_CHECK_HDF5(
+      H5Dcreate2(file, "class_names", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      "class_names"));
+  if (writer)
+    SLIMTRAIN_CHECK_HDF5(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()),
+                         "dataset /class_names");
+}
+
+std::vector<std::string> read_class_names(hid_t file, const std::string& where) {
+  if (has_attribute(file, "class_names", where))
+    return read_string_attribute(file, "class_names", where);
+  if (H5Lexists(file, "class_names", H5P_DEFAULT) <= 0) return {};
+  const std::string at = where + ": /class_names";
+  Hid dataset(SLIMTRAIN_CHECK_HDF5(H5Dopen2(file, "class_names", H5P_DEFAULT), at));
+  Hid type(SLIMTRAIN_CHECK_HDF5(H5Dget_type(dataset), at));
+  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), at));
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0 ||
+      H5Sget_simple_extent_ndims(space) != 1)
+    SLIMTRAIN_THROW(DataError, at, ": must be a 1-D dataset of fixed-width strings");
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  const std::size_t width = H5Tget_size(type);
+  std::vector<char> raw(static_cast<std::size_t>(n) * width + 1, '\0');
+  SLIMTRAIN_CHECK_HDF5(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), at);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char* s = raw.data() + i * width;
+    std::size_t len = 0;
+    while (len < width && s[len] != '\0') ++len;
+    out.emplace_back(s, len);
+  }
+  return out;
+}
+
 }  // namespace slimtrain::data

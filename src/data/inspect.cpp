@@ -1,5 +1,6 @@
 #include "slimtrain/data/inspect.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <mutex>
@@ -56,6 +57,25 @@ std::vector<std::int64_t> label_histogram(const DatasetInfo& info, const std::st
   return histogram;
 }
 
+std::string label_counts(const DatasetInfo& info, const std::vector<std::int64_t>& histogram) {
+  std::string out;
+  const std::size_t shown = std::min(histogram.size(), kInspectClassesShown);
+  for (std::size_t c = 0; c < shown; ++c)
+    out += " " + info.class_names[c] + "=" + std::to_string(histogram[c]);
+  if (histogram.size() > shown)
+    out += " ... (" + std::to_string(histogram.size() - shown) + " more)";
+  return out;
+}
+
+std::string class_list(const DatasetInfo& info) {
+  std::string out = std::to_string(info.num_classes) + " (";
+  const std::size_t shown = std::min(info.class_names.size(), kInspectClassesShown);
+  for (std::size_t c = 0; c < shown; ++c) out += (c ? ", " : "") + info.class_names[c];
+  if (info.class_names.size() > shown)
+    out += ", ... (" + std::to_string(info.class_names.size() - shown) + " more)";
+  return out + ")";
+}
+
 void inspect_dataset(const std::string& path, bool validate, std::ostream& out) {
   const DatasetInfo info = read_dataset_info(path);
   auto shape_text = [](const std::vector<std::int64_t>& shape) {
@@ -65,10 +85,7 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
   };
   out << path << ": slimtrain HDF5 layout version " << info.version << "\n";
   if (info.named()) {
-    out << "  classes: " << info.num_classes << " (";
-    for (std::size_t c = 0; c < info.class_names.size(); ++c)
-      out << (c ? ", " : "") << info.class_names[c];
-    out << ")\n";
+    out << "  classes: " << class_list(info) << "\n";
     inspect_named(info, validate, out);
     if (validate)
       out << "valid: " << path << " conforms to layout version " << info.version << "\n";
@@ -76,11 +93,8 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
   }
   out << "  sample shape: " << shape_text(info.sample_shape) << " (model input "
       << shape_text(info.input_shape()) << ")\n";
-  out << "  classes: " << info.num_classes << " (";
-  for (std::size_t c = 0; c < info.class_names.size(); ++c)
-    out << (c ? ", " : "") << info.class_names[c];
-  out << ")\n  mean/std (train, per " << (info.sample_shape.size() == 1 ? "feature" : "channel")
-      << "):";
+  out << "  classes: " << class_list(info) << "\n  mean/std (train, per "
+      << (info.sample_shape.size() == 1 ? "feature" : "channel") << "):";
   const std::size_t shown = std::min<std::size_t>(info.mean.size(), 8);
   for (std::size_t c = 0; c < shown; ++c) out << " " << info.mean[c] << "/" << info.std[c];
   if (info.mean.size() > shown) out << " ... (" << info.mean.size() << " in all)";
@@ -98,10 +112,7 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
       out << "contiguous\n";
     }
     const std::vector<std::int64_t> histogram = label_histogram(info, s.name);
-    out << "    labels:";
-    for (std::size_t c = 0; c < histogram.size(); ++c)
-      out << " " << info.class_names[c] << "=" << histogram[c];
-    out << "\n";
+    out << "    labels:" << label_counts(info, histogram) << "\n";
     if (validate && s.x_type == ElementType::kFloat32) {
       std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
       Hid file = open_hdf5_read_only(path);

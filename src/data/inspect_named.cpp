@@ -111,10 +111,7 @@ void inspect_named(const DatasetInfo& info, bool validate, std::ostream& out) {
         check_ids(file, info.path, name + "/values", in, &offsets);
     }
     const std::vector<std::int64_t> histogram = label_histogram(info, s.name);
-    out << "    labels:";
-    for (std::size_t c = 0; c < histogram.size(); ++c)
-      out << " " << info.class_names[c] << "=" << histogram[c];
-    out << "\n";
+    out << "    labels:" << label_counts(info, histogram) << "\n";
   }
 }
 

@@ -47,6 +47,8 @@ struct PrepResult {
   std::vector<float> mean, std;
   /** @brief skip_bad: "record: why" for each record left out, in rank order (every rank). */
   std::vector<std::string> skipped;
+  /** @brief What a skipped entry is: "file" (images) or "record" (text). */
+  std::string skipped_noun = "file";
 };
 
 /**

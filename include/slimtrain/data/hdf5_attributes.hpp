@@ -26,4 +26,20 @@ void write_string_attribute(hid_t object, const std::string& name,
 void write_int_attribute(hid_t object, const std::string& name, std::int64_t value);
 void write_float_attribute(hid_t object, const std::string& name, const std::vector<float>& values);
 
+/**
+ * @brief At most this many class names go in the root's class_names attribute: HDF5 keeps an
+ * attribute under 64 KiB and a variable-length string takes 16 bytes of it (about 4,095 fit).
+ */
+inline constexpr std::size_t kClassNamesInAttribute = 4000;
+
+/**
+ * @brief The class names of a file: the root's attribute class_names, or beyond
+ * kClassNamesInAttribute a dataset /class_names of fixed-width UTF-8 strings (h5py reads it as
+ * bytes). Collective in a parallel file: every rank calls it; only `writer` writes the dataset's
+ * values.
+ */
+void write_class_names(hid_t file, const std::vector<std::string>& names, bool writer = true);
+/** @brief What write_class_names wrote (the attribute, else the dataset); empty when neither. */
+std::vector<std::string> read_class_names(hid_t file, const std::string& where);
+
 }  // namespace slimtrain::data
