@@ -33,10 +33,15 @@ open(f"{work}/rows.csv", "w").write("a,b,c,d,label\n" + rows + "\n")
 open(f"{out}/csv/header.csv", "w").write("a,b,c,d,label\n" + rows[:200] + "\n")
 open(f"{out}/csv/semicolon.csv", "w").write("7;0.5\n8;nan\n9;1e3\n")
 # Text: the first byte picks the format and columns (fuzz_text.cpp): 0 CSV by index, 1 TSV,
-# 2 JSONL (text, text2, label keys), 4|32 CSV with a header.
+# 2 JSONL (text, text2, label keys), 4|32 CSV with a header, 64 the other quoting (TSV quoted,
+# CSV literal).
 open(f"{out}/text/quoted.csv", "wb").write(b"\x00" + b'0,"a, ""quoted""\ntext",1\n1,plain,0\n')
 open(f"{out}/text/header.csv", "wb").write(b"\x24" + b'id,text,label\n0,"x",cat\n1,y,dog\n')
 open(f"{out}/text/rows.tsv", "wb").write(b"\x01" + b"0\tsome text\t1\n1\tmore\t2\n")
+open(f"{out}/text/unquoted.tsv", "wb").write(b"\x01" + b'0\t"starts with a quote\t1\r\n1\t""\t0\n')
+open(f"{out}/text/quoted.tsv", "wb").write(b"\x41" + b'0\t"a\tb\nc"\t1\n')
+open(f"{out}/text/bom.csv", "wb").write(b"\x24" + b'\xef\xbb\xbfid,text,label\n0,caf\xff,cat\n1,a\x00b,dog\n')
+open(f"{out}/text/bom.jsonl", "wb").write(b"\x02" + b'\xef\xbb\xbf{"text": "a", "label": -2}\n')
 open(f"{out}/text/pairs.jsonl", "wb").write(
     b"\x0a" + b'{"text": "a", "text2": "b", "label": 1}\n\n{"text": "c", "text2": "d", "label": "x"}\n')
 np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))

@@ -31,14 +31,18 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-TextFormat text_format_of(const std::string& path, const std::string& option) {
+TextFormat text_format_of(const std::string& path, const std::string& option,
+                          const TextColumns& columns) {
   std::string name = path;
   if (ends_with(name, ".gz")) name.resize(name.size() - 3);
   if (ends_with(name, ".csv")) return TextFormat::csv;
   if (ends_with(name, ".tsv")) return TextFormat::tsv;
   if (ends_with(name, ".jsonl")) return TextFormat::jsonl;
+  if (columns.delimiter != '\0')
+    return columns.delimiter == '\t' ? TextFormat::tsv : TextFormat::csv;
   SLIMTRAIN_THROW(ConfigError, option, ": ", path,
-                  ": the extension says neither .csv, .tsv nor .jsonl (optionally .gz)");
+                  ": the extension says neither .csv, .tsv nor .jsonl (optionally .gz); for "
+                  "another, name the delimiter (--delimiter)");
 }
 
 TextTable::TextTable(InputBytes bytes, std::string name, TextFormat format,
@@ -47,7 +51,13 @@ TextTable::TextTable(InputBytes bytes, std::string name, TextFormat format,
   if (columns.text.empty() || columns.text.size() > 2)
     SLIMTRAIN_THROW(ConfigError, "--text-column: give one or two (a pair), not ",
                     columns.text.size());
-  delimiter_ = format == TextFormat::tsv ? '\t' : ',';
+  delimiter_ = columns.delimiter != '\0'   ? columns.delimiter
+               : format == TextFormat::tsv ? '\t'
+                                           : ',';
+  quoting_ = columns.quoting.value_or(delimiter_ == '\t' ? Quoting::none : Quoting::csv);
+  // A byte order mark is no part of the first column's name or the first text.
+  const auto* head = bytes_.data();
+  if (bytes_.size() >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) start_ = 3;
   if (format == TextFormat::jsonl) {
     index_lines();
   } else {
@@ -65,7 +75,7 @@ TextTable::TextTable(InputBytes bytes, std::string name, TextFormat format,
 void TextTable::index_delimited() {
   const char* text = reinterpret_cast<const char*>(bytes_.data());
   const std::size_t size = bytes_.size();
-  std::size_t start = 0;
+  std::size_t start = start_;
   std::int64_t line = 1, start_line = 1;
   bool quoted = false, field_start = true, blank = true;
   auto finish = [&](std::size_t end) {
@@ -73,7 +83,8 @@ void TextTable::index_delimited() {
     blank = true;
     field_start = true;
   };
-  for (std::size_t p = 0; p < size; ++p) {
+  const bool quotes = quoting_ == Quoting::csv;
+  for (std::size_t p = start_; p < size; ++p) {
     const char c = text[p];
     if (quoted) {
       if (c == '"' && p + 1 < size && text[p + 1] == '"') {
@@ -93,7 +104,7 @@ void TextTable::index_delimited() {
     }
     if (c != ' ' && c != '\t' && c != '\r') blank = false;
     if (c == ' ' || (c == '\t' && delimiter_ != '\t')) continue;  // blanks before a quote
-    if (c == '"' && field_start) quoted = true;
+    if (c == '"' && field_start && quotes) quoted = true;
     field_start = c == delimiter_;
   }
   if (quoted)
@@ -110,7 +121,7 @@ void TextTable::index_delimited() {
 void TextTable::index_lines() {
   const char* text = reinterpret_cast<const char*>(bytes_.data());
   const std::size_t size = bytes_.size();
-  std::size_t start = 0;
+  std::size_t start = start_;
   std::int64_t line = 1;
   while (start < size) {
     const void* nl = std::memchr(text + start, '\n', size - start);
@@ -162,6 +173,16 @@ std::vector<std::string> TextTable::fields(const Record& record) const {
   const char* p = reinterpret_cast<const char*>(bytes_.data()) + record.begin;
   const char* const end = reinterpret_cast<const char*>(bytes_.data()) + record.end;
   std::vector<std::string> out;
+  if (quoting_ == Quoting::none) {  // literal: a delimiter ends a field, nothing else
+    const char* stop = end > p && end[-1] == '\r' ? end - 1 : end;  // CRLF
+    while (true) {
+      const void* d = std::memchr(p, delimiter_, static_cast<std::size_t>(stop - p));
+      const char* field_end = d ? static_cast<const char*>(d) : stop;
+      out.emplace_back(p, field_end);
+      if (field_end >= stop) return out;
+      p = field_end + 1;
+    }
+  }
   while (true) {
     std::string field;
     const char* q = p;
@@ -207,7 +228,6 @@ void set_label(TextRecord& record, const std::string& text, const std::string& w
   std::int64_t value = 0;
   auto [ptr, ec] = std::from_chars(b, e, value);
   if (ec == std::errc() && ptr == e) {
-    if (value < 0) SLIMTRAIN_THROW(DataError, where, ": label ", value, " is negative");
     record.integer_label = true;
     return;
   }
@@ -236,7 +256,9 @@ TextRecord TextTable::read_delimited(const Record& record) const {
     SLIMTRAIN_THROW(DataError, name_, ": line ", record.line, " has ", f.size(),
                     " fields, expected ", field_count_,
                     header_ ? " (as the header)" : " (as the first record)",
-                    " (a text holding a delimiter must be quoted)");
+                    quoting_ == Quoting::csv ? " (a text holding a delimiter must be quoted)"
+                                             : " (with --quoting none a delimiter always ends a "
+                                               "field; a text holding one needs --quoting csv)");
   const std::string at = name_ + ": line " + std::to_string(record.line) + ", column ";
   TextRecord out;
   for (std::int64_t t : text_index_)

@@ -74,13 +74,74 @@ Tokenizer Tokenizer::load(const std::string& model_bytes, const std::string& whe
   return t;
 }
 
+namespace {
+
+// Where the piece of `text` that starts at `at` ends, for pieces of at most `limit` bytes: at the
+// last space before the limit, else at the last character's edge (never inside a UTF-8 sequence).
+std::size_t piece_end(const std::string& text, std::size_t at, std::size_t limit) {
+  if (text.size() - at <= limit) return text.size();
+  std::size_t cut = text.rfind(' ', at + limit);
+  if (cut != std::string::npos && cut > at) return cut;
+  cut = at + limit;
+  while (cut > at && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return cut == at ? at + limit : cut;
+}
+
+// Calls `use` with each piece of `text` of at most `limit` bytes, the spaces between dropped.
+template <typename Use>
+void for_each_piece(const std::string& text, std::size_t limit, Use use) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = piece_end(text, at, limit);
+    use(text.substr(at, end - at));
+    at = end;
+    while (at < text.size() && text[at] == ' ') ++at;
+  }
+}
+
+// The number after `marker` in SentencePiece's message, or -1.
+std::int64_t number_after(const std::string& error, const std::string& marker) {
+  const std::size_t at = error.find(marker);
+  if (at == std::string::npos) return -1;
+  try {
+    return std::stoll(error.substr(at + marker.size()));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// SentencePiece's reason without its source location: "Internal: ./src/x.cc(660) [check] why".
+std::string reason_of(const std::string& error) {
+  const std::size_t bracket = error.find("] ");
+  return bracket == std::string::npos ? error : error.substr(bracket + 2);
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::train(const std::vector<std::string>& texts,
                            const TokenizerTraining& options) {
-  if (texts.empty()) SLIMTRAIN_THROW(DataError, "no training texts to train a tokenizer on");
+  std::vector<std::string> pieces;
+  std::size_t bytes = 0;
+  for (const std::string& text : texts) {
+    for_each_piece(text, kTrainingPieceBytes,
+                   [&](std::string piece) { pieces.push_back(std::move(piece)); });
+    bytes += text.size();
+  }
+  if (pieces.empty()) SLIMTRAIN_THROW(DataError, "no training texts to train a tokenizer on");
+  if (bytes > kTrainingSampleBytes) {
+    // Every k-th piece, k as the bytes exceed the budget (rounded up).
+    const std::size_t k = (bytes + kTrainingSampleBytes - 1) / kTrainingSampleBytes;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < pieces.size(); i += k) pieces[kept++] = std::move(pieces[i]);
+    pieces.resize(kept);
+  }
   // pad 0 so that padded batches read as padding to any model; <sep> is a control piece: text
-  // never encodes to it, only the joining of a pair does.
+  // never encodes to it, only the joining of a pair does. --vocab-size 0: a soft limit, which
+  // SentencePiece fills as far as the texts allow.
+  const bool automatic = options.vocab_size == 0;
   const std::unordered_map<std::string, std::string> spec{
-      {"vocab_size", std::to_string(options.vocab_size)},
+      {"vocab_size", std::to_string(automatic ? kAutoVocabulary : options.vocab_size)},
+      {"hard_vocab_limit", automatic ? "false" : "true"},
       {"model_type", options.type},
       {"pad_id", "0"},
       {"unk_id", "1"},
@@ -90,23 +151,34 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts,
       {"num_threads", std::to_string(std::max(1, options.threads))},
       {"minloglevel", "2"}};
   Tokenizer t;
-  const std::string error = t.processor_->train(texts, spec, t.bytes_);
-  if (!error.empty()) {
-    const std::size_t vocabulary = error.find("Vocabulary size");
-    if (vocabulary != std::string::npos)
-      SLIMTRAIN_THROW(ConfigError, "--vocab-size: ", options.vocab_size,
-                      " is more than the training texts can fill (SentencePiece: ",
-                      error.substr(vocabulary), ")");
-    SLIMTRAIN_THROW(DataError, "training the tokenizer failed: ", error);
-  }
-  return t;
+  const std::string error = t.processor_->train(pieces, spec, t.bytes_);
+  if (error.empty()) return t;
+  const std::int64_t most = number_after(error, "Please set it to a value <= ");
+  if (most >= 0)
+    SLIMTRAIN_THROW(ConfigError, "--vocab-size: ", options.vocab_size,
+                    " is more than the training texts can fill: they fill at most ", most,
+                    " pieces; give at most that, or --vocab-size 0 to size it from the texts");
+  const std::int64_t least = number_after(error, " vs ");
+  if (error.find("smaller than required_chars") != std::string::npos)
+    SLIMTRAIN_THROW(ConfigError, "--vocab-size: ", options.vocab_size,
+                    " is too small: the training texts hold more distinct characters than that",
+                    least > 0
+                        ? slimtrain::detail::concat(" (", least, " pieces with the special ones)")
+                        : std::string(),
+                    "; give at least ", least > 0 ? least : options.vocab_size + 1,
+                    ", or --vocab-size 0 to size it from the texts");
+  SLIMTRAIN_THROW(DataError, "training the tokenizer failed: ", reason_of(error));
 }
 
 void Tokenizer::encode(const std::string& text, std::vector<std::int32_t>& ids) const {
+  // A long text in pieces cut at spaces: SentencePiece's pieces never span a space, so the ids
+  // are the same, and its lattice stays the size of a piece (a 50 MB text took 2.9 GB whole).
   std::vector<int> piece_ids;
-  const std::string error = processor_->encode(text, piece_ids);
-  if (!error.empty()) SLIMTRAIN_THROW(DataError, "SentencePiece cannot encode: ", error);
-  ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+  for_each_piece(text, kEncodePieceBytes, [&](const std::string& piece) {
+    const std::string error = processor_->encode(piece, piece_ids);
+    if (!error.empty()) SLIMTRAIN_THROW(DataError, "SentencePiece cannot encode: ", error);
+    ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+  });
 }
 
 std::int64_t Tokenizer::vocab_size() const {

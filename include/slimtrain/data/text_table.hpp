@@ -1,15 +1,20 @@
 #pragma once
 /**
  * @brief Text classification files for `prep text`: CSV, TSV or JSONL (chosen by the extension,
- * after a .gz), one record per sample with one or two text columns and a label column.
+ * after a .gz, or by --delimiter), one record per sample with one or two text columns and a label
+ * column.
  *
- * CSV and TSV follow RFC 4180: a field that starts with a double quote ends at the next lone
- * quote ("" is a quote inside it) and may hold delimiters and newlines; a header row names the
- * columns, or columns are 0-based indices. A JSONL line is one object; columns are its keys.
- * The file is indexed once (record starts and their line numbers); read() parses one record,
- * so each rank converts only its own slice.
+ * Quoting (--quoting): csv, RFC 4180 (a field that starts with a double quote ends at the next
+ * lone quote, "" is a quote inside it, and may hold delimiters and newlines), the default for CSV;
+ * none, fields taken literally (a delimiter ends a field, a newline a record, a quote is a
+ * character like any other), the default for TSV, which people write unquoted. A header row
+ * names the columns, or columns are 0-based indices. A JSONL line is one object; columns are its
+ * keys. A UTF-8 byte order mark at the start of the file is skipped. The file is indexed once
+ * (record starts and their line numbers); read() parses one record, so each rank converts only
+ * its own slice.
  */
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +24,17 @@ namespace slimtrain::data {
 
 enum class TextFormat { csv, tsv, jsonl };
 
-/** @brief By extension (.csv, .tsv, .jsonl, each optionally .gz); ConfigError naming `option`. */
-TextFormat text_format_of(const std::string& path, const std::string& option);
+/** @brief How CSV and TSV fields are quoted: RFC 4180's quotes, or none (literal fields). */
+enum class Quoting { csv, none };
+
+struct TextColumns;
+
+/**
+ * @brief By extension (.csv, .tsv, .jsonl, each optionally .gz), else delimited when `columns`
+ * names a delimiter (any other extension); ConfigError naming `option`.
+ */
+TextFormat text_format_of(const std::string& path, const std::string& option,
+                          const TextColumns& columns);
 
 struct TextColumns {
   /** @brief One or two: a header name (or JSONL key) or a 0-based index (CSV/TSV). */
@@ -29,6 +43,10 @@ struct TextColumns {
   std::string label = "last";
   /** @brief CSV/TSV: the first record is a header (implied when any column is a name). */
   bool header = false;
+  /** @brief CSV/TSV: the field delimiter ('\0': the format's, ',' or tab). */
+  char delimiter = '\0';
+  /** @brief CSV/TSV: unset, the format's (csv for CSV, none for TSV). */
+  std::optional<Quoting> quoting;
 };
 
 struct TextRecord {
@@ -53,6 +71,8 @@ class TextTable {
   const std::string& describe() const { return name_; }
   /** @brief "train.csv: line 7" (the line the record starts on). */
   std::string describe_record(std::int64_t i) const;
+  /** @brief Whether the file began with a UTF-8 byte order mark (skipped). */
+  bool had_byte_order_mark() const { return start_ > 0; }
 
  private:
   struct Record {
@@ -71,6 +91,8 @@ class TextTable {
   std::string name_;
   TextFormat format_;
   char delimiter_ = ',';
+  Quoting quoting_ = Quoting::csv;
+  std::size_t start_ = 0;  ///< past a byte order mark
   bool header_ = false;
   std::vector<Record> records_;
   std::vector<std::string> header_fields_;

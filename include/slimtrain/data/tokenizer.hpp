@@ -18,11 +18,33 @@ class SentencePieceModule;
 }
 
 struct TokenizerTraining {
-  std::int64_t vocab_size = 8000;
+  /** @brief Pieces; 0: as many as the texts fill, up to kAutoVocabulary (SentencePiece's soft
+   * limit). */
+  std::int64_t vocab_size = 0;
   /** @brief "unigram" or "bpe" (the caller checks the option). */
   std::string type = "unigram";
   int threads = 1;
 };
+
+/** @brief The most pieces --vocab-size 0 trains: SentencePiece's default size. */
+inline constexpr std::int64_t kAutoVocabulary = 8000;
+
+/**
+ * @brief Bytes of text SentencePiece trains on at once: longer texts are cut at a space (or at a
+ * character's edge) into pieces no longer, for training only (SentencePiece skips sentences over
+ * its max_sentence_length, 4192 bytes, and with all of them skipped stops on an internal check).
+ */
+inline constexpr std::size_t kTrainingPieceBytes = 2048;
+
+/** @brief Bytes of text SentencePiece encodes at once (encode cuts longer texts at spaces). */
+inline constexpr std::size_t kEncodePieceBytes = std::size_t{64} << 10;
+
+/**
+ * @brief Bytes of training text SentencePiece learns from at most: past it, an even sample of
+ * the pieces (every k-th, the same on every run). SentencePiece's time grows with the text (a
+ * 50 MB record took 52 s to train on, and 3 GB); 16 MiB fills any vocabulary a classifier uses.
+ */
+inline constexpr std::size_t kTrainingSampleBytes = std::size_t{16} << 20;
 
 class Tokenizer {
  public:
@@ -31,7 +53,8 @@ class Tokenizer {
   /**
    * @brief Trains on `texts` (deterministic: the same texts give the same bytes). The model has
    * pad 0, unk 1 and a control piece <sep> that joins text pairs; no bos or eos. ConfigError
-   * naming --vocab-size when the texts cannot fill the vocabulary.
+   * naming --vocab-size when the texts cannot fill it, or it is too small for their characters,
+   * each with the size that would do.
    */
   static Tokenizer train(const std::vector<std::string>& texts, const TokenizerTraining& options);
 

@@ -1,0 +1,20 @@
+#pragma once
+/**
+ * @brief What in a text SentencePiece would not read as the writer meant: bytes that are no
+ * UTF-8 (a Latin-1 or Windows-1252 file, a cut multi-byte character) and NUL bytes. Both become
+ * <unk> without a word from the tokenizer; `prep text` counts them and names the first record.
+ */
+#include <cstdint>
+#include <string_view>
+
+namespace slimtrain::data {
+
+struct TextFlaws {
+  std::int64_t invalid_utf8 = 0;  ///< bytes of no valid UTF-8 sequence (overlong, surrogates too)
+  std::int64_t nul = 0;           ///< NUL bytes
+  bool any() const { return invalid_utf8 > 0 || nul > 0; }
+};
+
+TextFlaws text_flaws(std::string_view text);
+
+}  // namespace slimtrain::data
