@@ -86,17 +86,17 @@ int run_prep(const std::vector<std::string>& args) {
       ("channels", po::value<int>()->default_value(3), "images: 3 (RGB; grayscale replicated) or 1 (grayscale; RGB by ITU-R 601-2 luma, as PIL's convert('L')). Alpha is dropped, palettes expanded, 16-bit reduced to its high byte")
       ("resize", po::value<std::string>()->default_value("fit"), "images: fit (stretch to HxW), crop (scale to cover HxW, cut the centre) or pad (scale to fit inside, centred on black); antialiased bilinear filter as PIL's Image.resize(BILINEAR)")
       ("skip-bad", po::bool_switch(), "images, text: leave out unreadable, truncated, corrupt or unsupported files (text: bad records) instead of failing; they are counted and listed in OUT.h5.skipped.txt")
-      ("label-column", po::value<std::string>()->default_value("last"), "csv, text: last, first, a 0-based column index (text: or a header name or JSONL key); its labels are integers 0..C-1, or class names, which become the file's class_names in sorted order (--class-names fixes another)")
+      ("label-column", po::value<std::string>()->default_value("last"), "csv, text: last, first, a 0-based column index (text: or a header name or JSONL key). csv: integer labels 0..C-1. text: every label is a class name; the classes are the labels present, integers (negative ones too) in numeric order, names in sorted order (--class-names or --num-classes fixes the set)")
       ("header", po::bool_switch(), "csv, text: the first non-blank line is a header (text: implied when a column is given by name)")
-      ("delimiter", po::value<std::string>()->default_value(","), "csv: one-character field delimiter")
+      ("delimiter", po::value<std::string>(), "csv, text: one-character field delimiter, or tab (also \\t). Default: ',' for csv; text: tab for .tsv, ',' otherwise")
       ("train-x", po::value<std::string>(), "npy: training features [N, ...] (u1, i8, f4, f8)")
       ("train-y", po::value<std::string>(), "npy: training labels [N] (any integer dtype)")
       ("test-x", po::value<std::string>(), "npy: test features")
       ("test-y", po::value<std::string>(), "npy: test labels")
       ("val-fraction", po::value<double>()->default_value(0.0), "fraction of train moved to /val (seeded)")
       ("seed", po::value<std::uint64_t>()->default_value(0), "seed of the validation split")
-      ("class-names", po::value<std::string>(), "comma-separated class names")
-      ("num-classes", po::value<std::int64_t>()->default_value(0), "number of classes (0: max label + 1)")
+      ("class-names", po::value<std::string>(), "comma-separated class names; text: the labels these are, in this order (a label not among them is an error)")
+      ("num-classes", po::value<std::int64_t>()->default_value(0), "number of classes (0: csv, npy, idx: max label + 1; text: the labels present). text: the classes are the labels 0..N-1")
       ("compress", po::value<int>()->default_value(0), "deflate level 0-9 with shuffle (0: off, fastest to read)")
       ("chunk-bytes", po::value<std::size_t>()->default_value(std::size_t(1) << 20), "target bytes per chunk along N")
       ("force", po::bool_switch(), "replace an existing output file")
@@ -114,7 +114,12 @@ int run_prep(const std::vector<std::string>& args) {
       "  mpirun -np 4 slimtrain prep images --train photos/train --test photos/test --size 64x64 "
       "--resize crop --val-fraction 0.1 -o photos.h5\n"
       "  mpirun -np 2 slimtrain prep text --train reviews.csv.gz --test reviews-test.csv.gz "
-      "--text-column review --label-column sentiment --vocab-size 8000 -o reviews.h5\n"
+      "--text-column review --label-column sentiment -o reviews.h5\n"
+      "text files: UTF-8 (a byte order mark is skipped; bytes that are not UTF-8 and NUL bytes "
+      "are counted and the first record named, --strict refuses them); .csv is read with CSV "
+      "quoting, .tsv literally (--quoting); a sample longer than --max-length tokens is cut "
+      "and counted; the tokenizer's vocabulary is sized to the training texts unless "
+      "--vocab-size says otherwise (data/README.md)\n"
       "exit codes: 0 written, 2 bad option or bad input (nothing is written), 1 other failure\n");
   if (!cl.parse(args)) return kExitOk;
 
@@ -161,9 +166,11 @@ int run_prep(const std::vector<std::string>& args) {
       data::CsvOptions csv;
       csv.label_column = cl.get<std::string>("label-column");
       csv.header = cl.get<bool>("header");
-      const std::string delimiter = cl.get<std::string>("delimiter");
+      std::string delimiter = cl.has("delimiter") ? cl.get<std::string>("delimiter") : ",";
+      if (delimiter == "tab" || delimiter == "\\t") delimiter = "\t";
       if (delimiter.size() != 1)
-        SLIMTRAIN_THROW(ConfigError, "--delimiter: '", delimiter, "' must be one character");
+        SLIMTRAIN_THROW(ConfigError, "--delimiter: '", delimiter,
+                        "' must be one character, or \\t (or tab) for a tab");
       csv.delimiter = delimiter[0];
       const std::string train_csv = required(cl, "train", format);
       auto train_source = std::make_unique<data::CsvSource>(shared(train_csv), train_csv, csv);

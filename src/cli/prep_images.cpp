@@ -83,16 +83,18 @@ void write_skip_report(const comm::ControlPlane& control, const PrepOptions& opt
   const std::string report = options.output + ".skipped.txt";
   files::write_file_atomically(report, true, "-o", [&](const std::string& tmp) {
     std::ofstream out(tmp);
-    out << result.skipped.size() << " file" << (result.skipped.size() == 1 ? "" : "s")
-        << " left out of " << options.output << " by --skip-bad\n";
+    out << result.skipped.size() << " " << result.skipped_noun
+        << (result.skipped.size() == 1 ? "" : "s") << " left out of " << options.output
+        << " by --skip-bad\n";
     for (const std::string& line : result.skipped) out << line << "\n";
     if (!out.flush()) SLIMTRAIN_THROW(DataError, report, ": cannot write");
   });
   if (result.skipped.empty())
-    log::info("--skip-bad: no file was left out (", report, ")");
+    log::info("--skip-bad: no ", result.skipped_noun, " was left out (", report, ")");
   else
-    log::warn("--skip-bad: ", result.skipped.size(), " file", result.skipped.size() == 1 ? "" : "s",
-              " left out, listed in ", report, "; the first: ", result.skipped.front());
+    log::warn("--skip-bad: ", result.skipped.size(), " ", result.skipped_noun,
+              result.skipped.size() == 1 ? "" : "s", " left out, listed in ", report,
+              "; the first: ", result.skipped.front());
 }
 
 }  // namespace slimtrain::cli

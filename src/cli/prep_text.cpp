@@ -1,18 +1,18 @@
 #include "slimtrain/cli/prep_text.hpp"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <thread>
 
 #include "slimtrain/cli/prep_output.hpp"
 #include "slimtrain/cli/shared_input.hpp"
+#include "slimtrain/cli/text_labels.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/shard.hpp"
+#include "slimtrain/data/text_check.hpp"
 #include "slimtrain/data/text_table.hpp"
 #include "slimtrain/data/tokenizer.hpp"
 
@@ -23,6 +23,13 @@ using data::Hid;
 using data::TextTable;
 using data::Tokenizer;
 
+// What a split's records held that the tokenizer reads as <unk>, or that was cut: counted over
+// this rank's share, the first record of each kept ("" when none).
+struct TextNotes {
+  std::int64_t invalid_utf8 = 0, nul = 0, cut = 0, longest = 0;
+  std::string first_invalid, first_nul, longest_at;
+};
+
 // One output split: its source rows, and this rank's tokenized share of them.
 struct TextSplit {
   std::string name;
@@ -31,38 +38,75 @@ struct TextSplit {
   std::vector<std::int32_t> ids;      // this rank's sequences, end to end
   std::vector<std::int64_t> lengths;  // one per kept sample
   std::vector<std::string> labels;    // as written in the file
-  std::vector<std::int64_t> y;        // the labels as class indices
   std::vector<std::int64_t> source;   // the source row of each kept sample
   std::vector<std::string> skipped;   // --skip-bad: "record: why"
+  TextNotes notes;
   data::Range mine{0, 0}, tokens{0, 0};
   std::int64_t total = 0, total_tokens = 0;
-  std::string first_integer, first_name;  // records, for the mixed-labels message
+  SplitLabels classes;  // filled by resolve_text_labels
 };
 
-// One sample's ids: its text, or a pair joined by the tokenizer's separator.
-void encode(const Tokenizer& tokenizer, const data::TextRecord& record,
-            std::vector<std::int32_t>& ids, const std::string& where) {
-  const std::size_t before = ids.size();
+struct TextOptions {
+  bool strict = false;          // --strict: invalid UTF-8 or a NUL byte is exit 2
+  std::int64_t max_length = 0;  // --max-length: tokens kept of a sample (0: all)
+};
+
+// One sample's ids: its text, or a pair joined by the tokenizer's separator; cut to max_length.
+void encode(const Tokenizer& tokenizer, const data::TextRecord& record, const TextOptions& options,
+            TextSplit& split, const std::string& where) {
+  const std::size_t before = split.ids.size();
   for (std::size_t t = 0; t < record.texts.size(); ++t) {
-    if (t > 0) ids.push_back(static_cast<std::int32_t>(tokenizer.separator_id()));
-    tokenizer.encode(record.texts[t], ids);
+    if (t > 0) split.ids.push_back(static_cast<std::int32_t>(tokenizer.separator_id()));
+    tokenizer.encode(record.texts[t], split.ids);
   }
-  if (ids.size() == before) SLIMTRAIN_THROW(DataError, where, ": the text encodes to no tokens");
+  const auto length = static_cast<std::int64_t>(split.ids.size() - before);
+  if (length == 0) SLIMTRAIN_THROW(DataError, where, ": the text encodes to no tokens");
+  if (options.max_length > 0 && length > options.max_length) {
+    split.ids.resize(before + static_cast<std::size_t>(options.max_length));
+    ++split.notes.cut;
+  }
+  if (length > split.notes.longest) {
+    split.notes.longest = length;
+    split.notes.longest_at = where;
+  }
 }
 
-void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& share,
-              bool skip_bad) {
+// Bytes no tokenizer reads as meant: counted, the first record named; --strict refuses them.
+void check_texts(const data::TextRecord& record, const TextOptions& options, TextNotes& notes,
+                 const std::string& where) {
+  data::TextFlaws flaws;
+  for (const std::string& text : record.texts) {
+    const data::TextFlaws f = data::text_flaws(text);
+    flaws.invalid_utf8 += f.invalid_utf8;
+    flaws.nul += f.nul;
+  }
+  if (!flaws.any()) return;
+  if (options.strict)
+    SLIMTRAIN_THROW(
+        DataError, where, ": ",
+        flaws.invalid_utf8 > 0
+            ? detail::concat(flaws.invalid_utf8,
+                             flaws.invalid_utf8 == 1 ? " byte that is" : " bytes that are",
+                             " not UTF-8")
+            : detail::concat(flaws.nul, flaws.nul == 1 ? " NUL byte" : " NUL bytes"),
+        " (--strict; without it they become <unk> and are counted)");
+  if (flaws.invalid_utf8 > 0 && notes.invalid_utf8++ == 0) notes.first_invalid = where;
+  if (flaws.nul > 0 && notes.nul++ == 0) notes.first_nul = where;
+}
+
+void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& share, bool skip_bad,
+              const TextOptions& options) {
   for (std::int64_t i = share.begin; i < share.end; ++i) {
     const std::int64_t row = split.rows[static_cast<std::size_t>(i)];
     const std::size_t before = split.ids.size();
+    const std::string where = split.table->describe_record(row);
     try {
       const data::TextRecord record = split.table->read(row);
-      encode(tokenizer, record, split.ids, split.table->describe_record(row));
+      check_texts(record, options, split.notes, where);
+      encode(tokenizer, record, options, split, where);
       split.lengths.push_back(static_cast<std::int64_t>(split.ids.size() - before));
       split.labels.push_back(record.label);
       split.source.push_back(row);
-      std::string& first = record.integer_label ? split.first_integer : split.first_name;
-      if (first.empty()) first = split.table->describe_record(row) + " has '" + record.label + "'";
     } catch (const DataError& e) {
       split.ids.resize(before);
       if (!skip_bad) throw;
@@ -83,81 +127,60 @@ std::string train_tokenizer(const TextSplit& train, const data::TokenizerTrainin
       if (!skip_bad) throw;
     }
   }
-  log::info("prep text: training a ", training.type, " tokenizer of ", training.vocab_size,
-            " pieces on ", texts.size(), " training texts");
+  std::size_t bytes = 0;
+  for (const std::string& text : texts) bytes += text.size();
+  if (bytes > data::kTrainingSampleBytes)
+    log::info("prep text: the training texts hold ", bytes >> 20,
+              " MiB: the tokenizer learns from an even sample of ",
+              data::kTrainingSampleBytes >> 20, " MiB of them");
+  log::info("prep text: training a ", training.type, " tokenizer of ",
+            training.vocab_size > 0
+                ? std::to_string(training.vocab_size) + " pieces"
+                : "as many pieces as they fill, up to " + std::to_string(data::kAutoVocabulary),
+            " on ", texts.size(), " training texts");
   return Tokenizer::train(texts, training).bytes();
 }
 
-// Class indices for every split's labels: integers as written, or names in --class-names order
-// or sorted (over every split and rank).
-std::vector<std::string> resolve_labels(comm::ControlPlane& control, std::vector<TextSplit>& splits,
-                                        PrepOptions& options, std::int64_t& num_classes) {
-  std::set<std::string> mine;
-  std::string integer_at, name_at;
+// Rank 0 says, once for the job, what the records held that the tokenizer reads as <unk> or that
+// was cut; every rank's counts and first records gathered.
+void report_notes(comm::ControlPlane& control, const std::vector<TextSplit>& splits,
+                  std::int64_t max_length) {
+  TextNotes mine;
   for (const TextSplit& s : splits) {
-    mine.insert(s.labels.begin(), s.labels.end());
-    if (integer_at.empty()) integer_at = s.first_integer;
-    if (name_at.empty()) name_at = s.first_name;
+    if (mine.first_invalid.empty()) mine.first_invalid = s.notes.first_invalid;
+    if (mine.first_nul.empty()) mine.first_nul = s.notes.first_nul;
+    mine.invalid_utf8 += s.notes.invalid_utf8;
+    mine.nul += s.notes.nul;
+    mine.cut += s.notes.cut;
+    if (s.notes.longest > mine.longest) {
+      mine.longest = s.notes.longest;
+      mine.longest_at = s.notes.longest_at;
+    }
   }
-  const std::vector<std::string> integer_seen = gather_lines(control, integer_at + "\n");
-  const std::vector<std::string> name_seen = gather_lines(control, name_at + "\n");
-  auto first = [](const std::vector<std::string>& seen) {
-    for (const std::string& s : seen)
+  const std::vector<std::int64_t> totals = control.all_reduce(
+      std::vector<std::int64_t>{mine.invalid_utf8, mine.nul, mine.cut}, comm::ReduceOp::sum);
+  const std::int64_t longest =
+      control.all_reduce(std::vector<std::int64_t>{mine.longest}, comm::ReduceOp::max).front();
+  auto first = [&](const std::string& local) {
+    for (const std::string& s : gather_lines(control, local + "\n"))
       if (!s.empty()) return s;
     return std::string();
   };
-  const std::string some_integer = first(integer_seen), some_name = first(name_seen);
-  if (!some_integer.empty() && !some_name.empty())
-    SLIMTRAIN_THROW(DataError, "the label column mixes integers and class names: ", some_integer,
-                    ", ", some_name, "; use one or the other");
-  std::int64_t local_max = -1;
-  if (some_name.empty()) {
-    for (TextSplit& s : splits)
-      for (const std::string& label : s.labels) {
-        s.y.push_back(std::stoll(label));
-        local_max = std::max(local_max, s.y.back());
-      }
-  }
-  const std::int64_t max_label =
-      control.all_reduce(std::vector<std::int64_t>{local_max}, comm::ReduceOp::max).front();
-  std::vector<std::string> classes = options.class_names;
-  if (!some_name.empty() && classes.empty()) {
-    std::string names;
-    for (const std::string& n : mine) names += n + "\n";
-    std::set<std::string> all;
-    for (const std::string& n : gather_lines(control, names)) all.insert(n);
-    classes.assign(all.begin(), all.end());
-  }
-  if (!some_name.empty()) {
-    std::map<std::string, std::int64_t> index;
-    for (std::size_t c = 0; c < classes.size(); ++c)
-      index.emplace(classes[c], static_cast<std::int64_t>(c));
-    comm::on_all_ranks(control, [&] {
-      for (TextSplit& s : splits)
-        for (std::size_t i = 0; i < s.labels.size(); ++i) {
-          const auto it = index.find(s.labels[i]);
-          if (it == index.end())
-            SLIMTRAIN_THROW(DataError, s.table->describe_record(s.source[i]), ": label '",
-                            s.labels[i], "' is not one of the ", classes.size(),
-                            " names given by --class-names");
-          s.y.push_back(it->second);
-        }
-    });
-    options.class_names = classes;
-  }
-  num_classes = options.num_classes > 0 ? options.num_classes
-                : !classes.empty()      ? static_cast<std::int64_t>(classes.size())
-                                        : max_label + 1;
-  comm::on_all_ranks(control, [&] {
-    for (const TextSplit& s : splits)
-      for (std::size_t i = 0; i < s.y.size(); ++i)
-        if (s.y[i] >= num_classes)
-          SLIMTRAIN_THROW(DataError, s.table->describe_record(s.source[i]), " has label ", s.y[i],
-                          ", outside [0, ", num_classes, ") (--num-classes)");
-  });
-  for (std::int64_t c = static_cast<std::int64_t>(classes.size()); c < num_classes; ++c)
-    classes.push_back(std::to_string(c));
-  return classes;
+  const std::string invalid_at = first(mine.first_invalid), nul_at = first(mine.first_nul);
+  const std::string longest_at = first(mine.longest == longest ? mine.longest_at : "");
+  if (control.rank() != 0) return;
+  if (totals[0] > 0)
+    log::warn("prep text: ", totals[0], " record", totals[0] == 1 ? " holds" : "s hold",
+              " bytes that are not UTF-8 (the first: ", invalid_at,
+              "); the tokenizer reads them as <unk> (--strict refuses them)");
+  if (totals[1] > 0)
+    log::warn("prep text: ", totals[1], " record", totals[1] == 1 ? " holds" : "s hold",
+              " NUL bytes (the first: ", nul_at,
+              "); the tokenizer reads them as <unk> (--strict refuses them)");
+  if (totals[2] > 0)
+    log::warn("prep text: ", totals[2], " sample", totals[2] == 1 ? " was" : "s were", " cut to ",
+              max_length, " tokens (--max-length; the longest had ", longest, ": ", longest_at,
+              ")");
 }
 
 // Where this rank's samples and tokens go, and each split's totals.
@@ -209,33 +232,21 @@ void write_split(hid_t file, const TextSplit& split, const RowWriter& rows,
   Hid y = rows.create(group, "y", H5T_STD_I64LE, {static_cast<hsize_t>(split.total)},
                       sizeof(std::int64_t));
   rows.write_rows(y, H5T_NATIVE_INT64, split.mine.begin, split.mine.end - split.mine.begin,
-                  split.y.data());
+                  split.classes.y.data());
 }
 
 }  // namespace
-
-void add_text_options(CommandLine& cl) {
-  // clang-format off
-  cl.add()
-      ("text-column", po::value<std::vector<std::string>>()->composing(), "text: the text's column (a header name, a JSONL key, or a 0-based index); given twice, a pair joined by the tokenizer's separator (required)")
-      ("tokenizer", po::value<std::string>(), "text: a SentencePiece .model to tokenize with (else one is trained on the training split)")
-      ("vocab-size", po::value<std::int64_t>()->default_value(8000), "text: pieces of the tokenizer trained without --tokenizer")
-      ("tokenizer-type", po::value<std::string>()->default_value("unigram"), "text: unigram or bpe, the tokenizer trained without --tokenizer");
-  // clang-format on
-}
 
 PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const CommandLine& cl,
                         PrepOptions& options) {
   if (!cl.has("train")) SLIMTRAIN_THROW(ConfigError, "--train is required for 'prep text'");
   if (!cl.has("text-column"))
     SLIMTRAIN_THROW(ConfigError, "--text-column is required for 'prep text'");
-  data::TextColumns columns;
-  columns.text = cl.get<std::vector<std::string>>("text-column");
-  columns.label = cl.get<std::string>("label-column");
-  columns.header = cl.get<bool>("header");
+  const data::TextColumns columns = text_columns(cl);
   data::TokenizerTraining training;
   training.vocab_size = cl.get<std::int64_t>("vocab-size");
-  require_range<std::int64_t>("--vocab-size", training.vocab_size, 8, 1 << 20);
+  if (training.vocab_size != 0)
+    require_range<std::int64_t>("--vocab-size", training.vocab_size, 8, 1 << 20);
   training.type = cl.get<std::string>("tokenizer-type");
   if (training.type != "unigram" && training.type != "bpe")
     SLIMTRAIN_THROW(ConfigError, "--tokenizer-type: '", training.type, "' is not unigram or bpe");
@@ -244,6 +255,10 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     SLIMTRAIN_THROW(ConfigError,
                     "--vocab-size and --tokenizer-type train a tokenizer; with "
                     "--tokenizer the given one is used as it is");
+  TextOptions text;
+  text.strict = cl.get<bool>("strict");
+  text.max_length = cl.get<std::int64_t>("max-length");
+  require_range<std::int64_t>("--max-length", text.max_length, 0, std::int64_t{1} << 40);
   options.skip_bad = cl.get<bool>("skip-bad");
   check_class_options(options);
   check_output(control, options);
@@ -251,11 +266,13 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
   std::unique_ptr<TextTable> train_table, test_table;
   auto table = [&](const std::string& option) {
     const std::string path = cl.get<std::string>(option);
-    const data::TextFormat format = data::text_format_of(path, "--" + option);
+    const data::TextFormat format = data::text_format_of(path, "--" + option, columns);
     data::InputBytes bytes = open_input_shared(path, control, io_comm, options.io_timeout_s);
     std::unique_ptr<TextTable> t;
     comm::on_all_ranks(
         control, [&] { t = std::make_unique<TextTable>(std::move(bytes), path, format, columns); });
+    if (t->had_byte_order_mark())
+      log::info_rank0("prep text: ", path, " begins with a UTF-8 byte order mark: skipped");
     return t;
   };
   train_table = table("train");
@@ -304,10 +321,12 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
       tokenize(s, *tokenizer,
                data::eval_share(static_cast<std::int64_t>(s.rows.size()), control.rank(),
                                 control.size()),
-               options.skip_bad);
+               options.skip_bad, text);
   });
   for (TextSplit& s : splits) place(control, s);
+  report_notes(control, splits, text.max_length);
   PrepResult result;
+  result.skipped_noun = "record";
   if (options.skip_bad) {
     std::string mine;
     for (const TextSplit& s : splits)
@@ -319,8 +338,15 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
       SLIMTRAIN_THROW(DataError, s.table->describe(), ": every record of /", s.name,
                       " was skipped as bad (--skip-bad); the first: ",
                       result.skipped.empty() ? "" : result.skipped.front());
+  std::vector<SplitLabels> labels;
+  for (TextSplit& s : splits) {
+    s.classes.labels = &s.labels;
+    s.classes.where = [&s](std::size_t i) { return s.table->describe_record(s.source[i]); };
+    labels.push_back(s.classes);
+  }
   const std::vector<std::string> class_names =
-      resolve_labels(control, splits, options, result.num_classes);
+      resolve_text_labels(control, labels, options, result.num_classes);
+  for (std::size_t i = 0; i < splits.size(); ++i) splits[i].classes.y = std::move(labels[i].y);
   for (const TextSplit& s : splits)
     (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = s.total;
 
@@ -328,7 +354,7 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     data::write_string_attribute(file, "format", {data::kFormatName}, true);
     data::write_int_attribute(file, "format_version", data::kNamedInputsVersion);
     data::write_int_attribute(file, "num_classes", result.num_classes);
-    data::write_string_attribute(file, "class_names", class_names, false);
+    data::write_class_names(file, class_names, control.rank() == 0);
     Hid bytes = rows.create(file, "tokenizer", H5T_STD_U8LE, {model.size()}, 1);
     rows.write_rows(bytes, H5T_NATIVE_UINT8, 0,
                     control.rank() == 0 ? static_cast<std::int64_t>(model.size()) : 0,
@@ -339,8 +365,12 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
         {cl.has("tokenizer") ? "given by --tokenizer" : training.type + " on /train"}, true);
     for (const TextSplit& s : splits) write_split(file, s, rows, *tokenizer, control.rank() == 0);
   });
-  log::info_rank0("prep text: ", tokenizer->vocab_size(), " pieces; ", splits[0].total_tokens,
-                  " tokens in /train");
+  log::info_rank0("prep text: ", tokenizer->vocab_size(), " pieces",
+                  !cl.has("tokenizer") && training.vocab_size == 0
+                      ? " (sized to the training texts; --vocab-size sets another)"
+                      : "",
+                  "; ", splits[0].total_tokens, " tokens in /train; ", result.num_classes,
+                  " classes");
   return result;
 }
 

@@ -13,11 +13,15 @@
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/prep_job.hpp"
 #include "slimtrain/comm/control_plane.hpp"
+#include "slimtrain/data/text_table.hpp"
 
 namespace slimtrain::cli {
 
 /** @brief The options `prep text` adds to `prep`'s (--text-column, --tokenizer, ...). */
 void add_text_options(CommandLine& cl);
+
+/** @brief The columns, delimiter and quoting the options give; ConfigError naming a bad one. */
+data::TextColumns text_columns(const CommandLine& cl);
 
 /** @brief Collective over `control` and `io_comm` (the same ranks). */
 PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const CommandLine& cl,

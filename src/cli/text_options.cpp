@@ -1,0 +1,46 @@
+// `prep text`'s options: how the file is read (columns, delimiter, quoting), the tokenizer, what
+// is refused or cut. prep_text.cpp reads them.
+#include "slimtrain/cli/prep_text.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/data/tokenizer.hpp"
+
+namespace slimtrain::cli {
+
+void add_text_options(CommandLine& cl) {
+  // clang-format off
+  cl.add()
+      ("text-column", po::value<std::vector<std::string>>()->composing(), "text: the text's column (a header name, a JSONL key, or a 0-based index); given twice, a pair joined by the tokenizer's separator (required)")
+      ("quoting", po::value<std::string>(), "text: csv or none. csv: RFC 4180 quotes (a field that starts with \" may hold delimiters and newlines; \"\" is a quote), the default for .csv; none: every field literal (a delimiter ends a field, a newline a record, a quote is a character), the default for .tsv and --delimiter tab, as people write TSV")
+      ("strict", po::bool_switch(), "text: a record holding bytes that are not UTF-8, or a NUL byte, is an error (exit 2, naming it); without it they become <unk> pieces and are counted, the first record named")
+      ("max-length", po::value<std::int64_t>()->default_value(4096), "text: tokens kept of a sample (a pair counted whole); longer ones are cut, counted and the longest named; 0 keeps every token (a 50 MB record becomes millions of tokens, more than a batch can hold)")
+      ("tokenizer", po::value<std::string>(), "text: a SentencePiece .model to tokenize with (else one is trained on the training split)")
+      ("vocab-size", po::value<std::int64_t>()->default_value(0), "text: pieces of the tokenizer trained without --tokenizer; 0: as many as the training texts fill, up to 8000, said in the log (a larger value the texts cannot fill, or one too small for their characters, is exit 2 naming the size that would do)")
+      ("tokenizer-type", po::value<std::string>()->default_value("unigram"), "text: unigram or bpe, the tokenizer trained without --tokenizer");
+  // clang-format on
+}
+
+data::TextColumns text_columns(const CommandLine& cl) {
+  data::TextColumns columns;
+  columns.text = cl.get<std::vector<std::string>>("text-column");
+  columns.label = cl.get<std::string>("label-column");
+  columns.header = cl.get<bool>("header");
+  if (cl.has("delimiter")) {
+    const std::string d = cl.get<std::string>("delimiter");
+    if (d == "\\t" || d == "tab" || d == "\t")
+      columns.delimiter = '\t';
+    else if (d.size() == 1)
+      columns.delimiter = d[0];
+    else
+      SLIMTRAIN_THROW(ConfigError, "--delimiter: '", d,
+                      "' must be one character, or \\t (or tab) for a tab");
+  }
+  if (cl.has("quoting")) {
+    const std::string q = cl.get<std::string>("quoting");
+    if (q != "csv" && q != "none")
+      SLIMTRAIN_THROW(ConfigError, "--quoting: '", q, "' must be csv or none");
+    columns.quoting = q == "csv" ? data::Quoting::csv : data::Quoting::none;
+  }
+  return columns;
+}
+
+}  // namespace slimtrain::cli
