@@ -36,6 +36,11 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
               static_cast<long long>(o.metrics.count), ranks);
   std::printf("accuracy %.4f  macro-F1 %.4f  mean loss %.4f\n", o.metrics.accuracy,
               o.metrics.macro_f1, o.metrics.mean_loss);
+  const auto classes = static_cast<long long>(o.metrics.per_class.size());
+  if (o.metrics.classes_present < classes)
+    std::printf("macro-F1 is over the %lld of %lld classes this split holds; over all %lld: %.4f\n",
+                static_cast<long long>(o.metrics.classes_present), classes, classes,
+                o.metrics.macro_f1_all);
   std::printf("%-20s %9s %9s %9s %8s\n", "class", "precision", "recall", "f1", "support");
   for (const eval::ClassMetrics& m : o.metrics.per_class)
     std::printf("%-20s %9.4f %9.4f %9.4f %8lld\n", m.name.c_str(), m.precision, m.recall, m.f1,

@@ -119,14 +119,25 @@ nlohmann::json Metrics::to_json() const {
   return {{"count", count},
           {"accuracy", accuracy},
           {"macro_f1", macro_f1},
+          {"macro_f1_all", macro_f1_all},
+          {"classes_present", classes_present},
           {"loss", mean_loss},
           {"per_class", classes}};
 }
 
 nlohmann::json Metrics::confusion_json() const {
-  auto rows = nlohmann::json::array();
   const auto c = static_cast<std::size_t>(per_class.size());
-  for (std::size_t k = 0; c > 0 && (k + 1) * c <= confusion.size(); ++k)
+  if (c == 0 || confusion.size() < c * c) return nlohmann::json::array();
+  if (c > kDenseConfusionClasses) {
+    // C^2 cells are 16 million for 4,000 classes, most of them 0: only the non-zero ones,
+    // which are at most the number of samples.
+    auto cells = nlohmann::json::array();
+    for (std::size_t i = 0; i < c * c; ++i)
+      if (confusion[i] != 0) cells.push_back({i / c, i % c, confusion[i]});
+    return {{"classes", c}, {"cells", std::move(cells)}};
+  }
+  auto rows = nlohmann::json::array();
+  for (std::size_t k = 0; k < c; ++k)
     rows.push_back(
         std::vector<std::int64_t>(confusion.begin() + static_cast<std::ptrdiff_t>(k * c),
                                   confusion.begin() + static_cast<std::ptrdiff_t>((k + 1) * c)));
@@ -150,7 +161,7 @@ Metrics compute_metrics(const EvalStats& stats, const std::vector<std::string>& 
   m.count = stats.count();
   m.mean_loss = ratio(stats.loss_sum(), static_cast<double>(m.count));
   std::int64_t correct = 0;
-  double f1_sum = 0;
+  double f1_sum = 0, f1_present_sum = 0;
   for (std::int64_t k = 0; k < c; ++k) {
     std::int64_t support = 0, predicted = 0;
     for (std::int64_t j = 0; j < c; ++j) {
@@ -166,10 +177,15 @@ Metrics compute_metrics(const EvalStats& stats, const std::vector<std::string>& 
     cm.recall = ratio(double(tp), double(support));
     cm.f1 = ratio(2 * cm.precision * cm.recall, cm.precision + cm.recall);
     f1_sum += cm.f1;
+    if (support > 0) {
+      f1_present_sum += cm.f1;
+      ++m.classes_present;
+    }
     m.per_class.push_back(std::move(cm));
   }
   m.accuracy = ratio(double(correct), double(m.count));
-  m.macro_f1 = f1_sum / double(c);
+  m.macro_f1_all = ratio(f1_sum, double(c));
+  m.macro_f1 = ratio(f1_present_sum, double(m.classes_present));
   m.confusion = stats.confusion();
   return m;
 }

@@ -225,7 +225,7 @@ void final_metrics(std::ostringstream& out, const RunData& run) {
         << "</td><td class=\"n\">" << c.value("support", 0) << "</td></tr>\n";
   }
   out << "</table>\n";
-  if (m->contains("confusion"))
+  if (m->contains("confusion") && (*m)["confusion"].is_array())  // sparse above 100 classes
     out << heatmap(run.name + ": confusion matrix",
                    (*m)["confusion"].get<std::vector<std::vector<long long>>>(), names);
 }

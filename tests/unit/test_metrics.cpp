@@ -79,12 +79,17 @@ TEST(EvalStats, ClassesNeverPredictedOrAbsentScoreZero) {
   EXPECT_DOUBLE_EQ(m.per_class[3].precision, 0.0);
   EXPECT_DOUBLE_EQ(m.per_class[3].recall, 0.0);
   EXPECT_EQ(m.per_class[3].support, 0);
-  // class 0: P 1/2, R 1 -> F1 2/3; class 1: 1, 1 -> 1; macro over all four classes.
-  EXPECT_NEAR(m.macro_f1, (2.0 / 3.0 + 1.0) / 4.0, 1e-12);
+  // class 0: P 1/2, R 1 -> F1 2/3; class 1: 1, 1 -> 1; class 2: 0. Macro-F1 over the three
+  // classes present (class 3 has no sample), and over all four as macro_f1_all.
+  EXPECT_EQ(m.classes_present, 3);
+  EXPECT_NEAR(m.macro_f1, (2.0 / 3.0 + 1.0) / 3.0, 1e-12);
+  EXPECT_NEAR(m.macro_f1_all, (2.0 / 3.0 + 1.0) / 4.0, 1e-12);
 
   const auto empty = eval::compute_metrics(EvalStats(4), {});
   EXPECT_EQ(empty.count, 0);
   EXPECT_DOUBLE_EQ(empty.accuracy, 0.0);
+  EXPECT_DOUBLE_EQ(empty.macro_f1, 0.0);
+  EXPECT_EQ(empty.classes_present, 0);
   EXPECT_DOUBLE_EQ(empty.mean_loss, 0.0);
 }
 
@@ -161,4 +166,21 @@ TEST(EvalStats, BadBatchesAreDataErrors) {
   stats.add_batch(torch::zeros({0, 3}), torch::zeros({0}, torch::kLong), 0);
   EXPECT_EQ(stats.count(), 0);
   EXPECT_THROW(eval::compute_metrics(stats, {"a", "b"}), DataError);
+}
+
+TEST(EvalStats, ConfusionIsDenseUpToAHundredClassesAndSparseBeyond) {
+  EvalStats small(3);
+  small.add_batch(logits_for({0, 2}, 3), labels_of({0, 1}), 0.0);
+  const auto dense = eval::compute_metrics(small, {}).confusion_json();
+  ASSERT_TRUE(dense.is_array());
+  EXPECT_EQ(dense, nlohmann::json::parse("[[1,0,0],[0,0,1],[0,0,0]]"));
+
+  // 4,000 classes: 16 million cells, of which the two non-zero ones are written.
+  EvalStats large(4000);
+  large.add_batch(logits_for({5, 3999, 5}, 4000), labels_of({5, 7, 5}), 0.0);
+  const auto sparse = eval::compute_metrics(large, {}).confusion_json();
+  ASSERT_TRUE(sparse.is_object());
+  EXPECT_EQ(sparse["classes"], 4000);
+  EXPECT_EQ(sparse["cells"], nlohmann::json::parse("[[5,5,2],[7,3999,1]]"));
+  EXPECT_LT(sparse.dump().size(), 100u);
 }
