@@ -6,6 +6,7 @@
 
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/data/batch_memory.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 
@@ -76,7 +77,7 @@ std::int64_t padded_length(std::int64_t longest, std::int64_t max_length) {
 }
 
 NamedSplit::NamedSplit(const DatasetInfo& info, const std::string& split)
-    : max_length_(info.max_length) {
+    : split_(split), max_length_(info.max_length) {
   if (!info.named()) SLIMTRAIN_THROW(Error, info.path, ": NamedSplit reads layout version 2 only");
   const std::string& path = info.path;
   const std::int64_t rows = info.split_size(split);
@@ -231,14 +232,24 @@ std::pair<torch::Tensor, torch::Tensor> NamedSplit::ragged(const Input& in,
 Batch NamedSplit::batch(const std::int64_t* rows, std::int64_t count, const BatchForm& form) const {
   Batch b;
   b.raw = form.raw;
-  for (const Input& in : inputs_) {
-    if (!in.info.ragged) {
-      b.inputs.emplace_back(in.info.name, fixed(in, rows, count, form));
-      continue;
+  for (std::int64_t i = 0; i < count; ++i)
+    if (length(rows[i]) > b.longest_length) {  // 0 without a ragged input
+      b.longest_length = length(rows[i]);
+      b.longest_row = rows[i];
     }
-    auto [values, mask] = ragged(in, rows, count, max_length_, form);
-    b.inputs.emplace_back(in.info.name, values);
-    b.inputs.emplace_back(mask_name(in.info.name), mask);
+  try {
+    for (const Input& in : inputs_) {
+      if (!in.info.ragged) {
+        b.inputs.emplace_back(in.info.name, fixed(in, rows, count, form));
+        continue;
+      }
+      auto [values, mask] = ragged(in, rows, count, max_length_, form);
+      b.inputs.emplace_back(in.info.name, values);
+      b.inputs.emplace_back(mask_name(in.info.name), mask);
+    }
+  } catch (const std::exception& e) {
+    if (!is_allocation_failure(e)) throw;
+    refuse_batch("a batch", count, b.longest_row, b.longest_length, split_, e);
   }
   b.y = torch::empty({count}, form.options(torch::kInt64));
   for (std::int64_t i = 0; i < count; ++i)

@@ -53,6 +53,8 @@ std::optional<DeviceBatches::InFlight> DeviceBatches::fetch() {
   c10::impl::VirtualGuardImpl guard(device_.type());
   const c10::Stream step_stream = guard.getStream(device_);
   f.batch.raw = host.raw;
+  f.batch.longest_row = host.longest_row;
+  f.batch.longest_length = host.longest_length;
   f.batch.y = copy_to(host.y, device_, step_stream, *side_);
   if (host.x.defined()) f.batch.x = copy_to(host.x, device_, step_stream, *side_);
   for (const auto& [name, tensor] : host.inputs)

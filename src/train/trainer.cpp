@@ -11,6 +11,7 @@
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/data/batch_memory.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
 #include "slimtrain/model/autocast.hpp"
@@ -52,6 +53,9 @@ class Trainer {
 
  private:
   StepDecision train_step(const data::Batch& batch, bool log_now);
+  /** @brief One micro-batch's forward and backward; the loss NaN when poisoned (test only). */
+  void forward_backward(const data::Batch& b, bool poison_loss, std::int64_t micro,
+                        std::int64_t micro_batches);
   void after_step(const StepDecision& d, bool log_now);
   /** @brief Before anything reads the weights: the device's step learned, the gathers waited. */
   void settle() {
@@ -79,6 +83,27 @@ class Trainer {
   SyncDebugWindow sync_debug_;  ///< test only
   bool told_dropped_ = false;
 };
+
+void Trainer::forward_backward(const data::Batch& b, bool poison_loss, std::int64_t micro,
+                               std::int64_t micro_batches) {
+  Session& s = *s_;
+  model::Output out;
+  {
+    model::AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
+    out = eval::forward_batch(*s.model, b, s.torch_device);
+  }
+  // A layer forward did not use still has its bucket in flight; backward and the optimizer
+  // step must not meet a gather writing the buffer.
+  if (s.shards) s.shards->wait_gathered();
+  if (poison_loss) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
+  timer_.enter(kBackward, pos_.step + 1);
+  s.sync->set_accumulating(micro + 1 < micro_batches);
+  if (micro_batches == 1)
+    out.loss.backward();
+  else
+    (out.loss / static_cast<double>(micro_batches)).backward();
+  update_->add_loss(out.loss);
+}
 
 StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
   Session& s = *s_;
@@ -120,22 +145,13 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     timer_.enter(kForward, step);
     // --overlap-gather: a built-in model waits for each layer's weights as it reaches it.
     if (s.shards && !s.model->gates_weights()) s.shards->wait_gathered();
-    model::Output out;
-    {
-      model::AutocastScope autocast(s.precision.bf16(), s.device.kind == "cuda");
-      out = eval::forward_batch(*s.model, b, s.torch_device);
+    try {
+      forward_backward(b, poison_loss && micro == 0, micro, micro_batches);
+    } catch (const std::exception& e) {
+      if (!data::is_allocation_failure(e)) throw;
+      data::refuse_batch("step " + std::to_string(step) + "'s batch", b.size(), b.longest_row,
+                         b.longest_length, "train", e);
     }
-    // A layer forward did not use still has its bucket in flight; backward and the optimizer
-    // step must not meet a gather writing the buffer.
-    if (s.shards) s.shards->wait_gathered();
-    if (poison_loss && micro == 0) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
-    timer_.enter(kBackward, step);
-    s.sync->set_accumulating(micro + 1 < micro_batches);
-    if (micro_batches == 1)
-      out.loss.backward();
-    else
-      (out.loss / static_cast<double>(micro_batches)).backward();
-    update_->add_loss(out.loss);
   }
   timer_.enter(kSync, step);
   s.sync->launch();

@@ -24,6 +24,10 @@ struct Batch {
   torch::Tensor y;
   NamedTensors inputs;
   bool raw = false;
+  /** @brief Layout 2 with a ragged input: the source row of the batch's longest sample and its
+   * length as stored (before any cut), so that a batch too large to allocate names it. */
+  std::int64_t longest_row = -1;
+  std::int64_t longest_length = 0;
   std::int64_t size() const { return y.defined() ? y.size(0) : 0; }
 };
 

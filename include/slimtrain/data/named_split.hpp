@@ -41,6 +41,7 @@ class NamedSplit {
   std::pair<torch::Tensor, torch::Tensor> ragged(const Input& in, const std::int64_t* rows,
                                                  std::int64_t count, std::int64_t max_length,
                                                  const BatchForm& form) const;
+  std::string split_;
   std::vector<Input> inputs_;
   std::vector<std::int64_t> y_;
   std::int64_t max_length_ = 0;
