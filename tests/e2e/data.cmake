@@ -11,6 +11,11 @@ slimtrain_add_e2e(NAME e2e_prep_images COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep_
 # demo set and a short text-bow run on it (about 40 s).
 slimtrain_add_e2e(NAME e2e_prep_text COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/prep_text.sh TIMEOUT 300
                   LABELS data)
+# Text files as people have them: unquoted TSV, byte order marks, bad bytes, labels 1..4, -2..2
+# and 5,000 names (a 5,000-class run and its metrics.jsonl), macro-F1 over the classes present,
+# default vocabularies, 5 KB texts, a 50 MB record cut and refused, an np 2 error printed once.
+slimtrain_add_e2e(NAME e2e_text_as_found COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/text_as_found.sh
+                  TIMEOUT 300 LABELS data)
 
 # Every fuzz target (IDX, CSV, text, NPY, HDF5, checkpoint, INI): a separate clang-14 build of fuzz/
 # inside this build tree, seeds from fuzz/seeds.sh, ~10 s per target. Skipped (exit 77) without

@@ -58,7 +58,6 @@ bad "a short or long record" fields.csv "fields.csv: line 4 has 4 fields, expect
 bad "text after a closing quote" after_quote.csv "after_quote.csv: line 4, column 2: text after a closing quote"
 bad "a label that is a number but no integer" float_label.csv "float_label.csv: line 4, column 3: label '1.5' is a number but not an integer"
 bad "an empty text" empty_text.csv "empty_text.csv: line 4, column 2: empty text"
-bad "labels that mix names and integers" mixed.csv "mixes integers and class names: .*mixed.csv: line 4 has '2'"
 bad "a line that is no JSON" bad.jsonl "bad.jsonl: line 2: not JSON" --text-column text --label-column label
 bad "a JSON record without the text key" nokey.jsonl "nokey.jsonl: line 2: no key 'text' (its keys: body, label)" --text-column text --label-column label
 bad "JSONL without a label key" bad.jsonl "--label-column: .*bad.jsonl holds JSON objects; name the label's key" --text-column text
@@ -74,8 +73,10 @@ check "  naming it" contains "--tokenizer .*train.csv: not a SentencePiece model
 check "a bad record under mpirun -np 2: exit 2 on both ranks" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" prep text --train "$in/float_label.csv" --text-column text --label-column topic --tokenizer "$work/user.model" -o "$dst/bad.h5"
 check "  naming it" contains "float_label.csv: line 4, column 3"
 check "  nothing left behind" no_temp_files
+check "labels that mix names and integers are all class names" expect_rc 0 "$S" prep text --train "$in/mixed.csv" --text-column text --label-column topic --tokenizer "$work/user.model" -o "$dst/mixed.h5"
+check "  in text order" contains "the labels mix integers and names: all are class names"
 check "--skip-bad leaves bad records out" expect_rc 0 "$MPIEXEC" -np 2 "$S" prep text --train "$in/skip.csv" --text-column text --label-column topic --tokenizer "$work/user.model" --skip-bad -o "$dst/skip.h5"
-check "  and lists them" grep -q "2 files left out" "$dst/skip.h5.skipped.txt"
+check "  and lists them" grep -q "2 records left out" "$dst/skip.h5.skipped.txt"
 check "  with their lines" grep -q "skip.csv: line 5, column 3: label '1.5'" "$dst/skip.h5.skipped.txt"
 check "  3 records kept" expect_rc 0 "$S" inspect "$dst/skip.h5"
 check "  in /train" contains "/train: 3 samples"
