@@ -12,11 +12,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 py=${PYTHON:-/usr/bin/python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out"/{idx,csv,text,npy,hdf5,checkpoint,ini}
+mkdir -p "$out"/{idx,csv,text,npy,hdf5,checkpoint,ini,safetensors}
 
 # Small inputs of the parsers (also what prep reads below).
 "$py" - "$work" "$out" <<'PY'
-import gzip, struct, sys
+import gzip, json, struct, sys
 import numpy as np
 work, out = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(3)
@@ -44,6 +44,16 @@ open(f"{out}/text/bom.csv", "wb").write(b"\x24" + b'\xef\xbb\xbfid,text,label\n0
 open(f"{out}/text/bom.jsonl", "wb").write(b"\x02" + b'\xef\xbb\xbf{"text": "a", "label": -2}\n')
 open(f"{out}/text/pairs.jsonl", "wb").write(
     b"\x0a" + b'{"text": "a", "text2": "b", "label": 1}\n\n{"text": "c", "text2": "d", "label": "x"}\n')
+# safetensors: the layout the reference writes (8-byte length, JSON padded with spaces, data).
+def safetensors(header, data):
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+open(f"{out}/safetensors/two.safetensors", "wb").write(safetensors(
+    {"__metadata__": {"format": "pt"}, "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+     "b": {"dtype": "BF16", "shape": [1, 2], "data_offsets": [8, 12]}}, bytes(12)))
+open(f"{out}/safetensors/empty.safetensors", "wb").write(safetensors(
+    {"e": {"dtype": "I64", "shape": [0, 3], "data_offsets": [0, 0]}}, b""))
 np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
 np.save(f"{out}/npy/u1.npy", x[:2])
 np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))

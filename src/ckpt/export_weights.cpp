@@ -5,6 +5,7 @@
 #include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/ckpt/layout.hpp"
+#include "slimtrain/ckpt/safetensors.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/file_io.hpp"
@@ -50,6 +51,37 @@ Stored storable(const torch::Tensor& t) {
   SLIMTRAIN_THROW(DataError, "cannot export dtype ", t.scalar_type());
 }
 
+nlohmann::json model_spec_of(const CheckpointState& state) {
+  const nlohmann::json& meta = state.meta;
+  nlohmann::json spec = meta;
+  for (const char* key : {"model", "model_spec"})
+    if (meta.is_object() && meta.contains(key)) spec = meta[key];
+  return spec;
+}
+
+// safetensors: every model/ tensor under its parameter name, in its stored dtype (bf16 stays
+// bf16), with the metadata transformers' save_pretrained writes ("format": "pt") and slimtrain's.
+void write_safetensors_file(const std::string& path, const CheckpointState& state,
+                            const std::string& source) {
+  const std::string prefix = "model/";
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const TensorEntry& entry : state.tensors)
+    if (entry.name.compare(0, prefix.size(), prefix) == 0)
+      tensors.emplace_back(entry.name.substr(prefix.size()), entry.tensor);
+  if (tensors.empty())
+    SLIMTRAIN_THROW(DataError, source, ": the checkpoint holds no model/ tensors to export");
+  write_safetensors(path, tensors,
+                    {{"format", "pt"},
+                     {"model_spec", model_spec_of(state).dump()},
+                     {"source_checkpoint", source},
+                     {"step", std::to_string(state.step)}});
+}
+
+bool is_safetensors(const std::string& path) {
+  const std::string ext = ".safetensors";
+  return path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+}
+
 void write_file(const std::string& path, const CheckpointState& state, const std::string& source) {
   const std::string context = "export to " + path;
   std::lock_guard<std::recursive_mutex> lock(data::hdf5_mutex());
@@ -82,11 +114,7 @@ void write_file(const std::string& path, const CheckpointState& state, const std
   if (written == 0)
     SLIMTRAIN_THROW(DataError, source, ": the checkpoint holds no model/ tensors to export");
 
-  const nlohmann::json& meta = state.meta;
-  nlohmann::json spec = meta;
-  for (const char* key : {"model", "model_spec"})
-    if (meta.is_object() && meta.contains(key)) spec = meta[key];
-  data::write_string_attribute(file, "model_spec", {spec.dump()}, true);
+  data::write_string_attribute(file, "model_spec", {model_spec_of(state).dump()}, true);
   data::write_string_attribute(file, "format", {"slimtrain-weights"}, true);
   data::write_string_attribute(file, "source_checkpoint", {source}, true);
   data::write_int_attribute(file, "step", state.step);
@@ -101,8 +129,12 @@ std::string export_weights(const std::string& checkpoint, const std::string& out
   const CheckpointState state = read_checkpoint(dir);
   // HDF5's own stack dump would bury the one-line error SLIMTRAIN_CHECK_HDF5 already gives.
   data::silence_hdf5_errors();
-  files::write_file_atomically(output, force, "-o",
-                               [&](const std::string& tmp) { write_file(tmp, state, dir); });
+  files::write_file_atomically(output, force, "-o", [&](const std::string& tmp) {
+    if (is_safetensors(output))
+      write_safetensors_file(tmp, state, dir);
+    else
+      write_file(tmp, state, dir);
+  });
   return dir;
 }
 

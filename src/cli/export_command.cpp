@@ -10,13 +10,15 @@ namespace slimtrain::cli {
 int run_export(const std::vector<std::string>& args) {
   CommandLine cl(
       "export",
-      "slimtrain export --checkpoint PATH -o weights.h5 [--force]\n"
+      "slimtrain export --checkpoint PATH -o weights.h5|weights.safetensors [--force]\n"
       "       slimtrain export --torchscript --checkpoint PATH -o trained.pt [--force]\n"
       "       slimtrain export --embeddings --checkpoint PATH --data F.h5 [--split test] "
       "-o features.h5",
       "Writes a checkpoint's weights to HDF5: one dataset per parameter and buffer under "
       "its parameter name (e.g. /conv1.weight), plus a root attribute 'model_spec' "
-      "(JSON). With --embeddings, writes instead the model's pre-head features of every "
+      "(JSON); or, for an output named *.safetensors, as safetensors (each tensor in its "
+      "stored dtype, model_spec and step in the metadata). With --embeddings, writes instead the "
+      "model's pre-head features of every "
       "sample of a split: /embeddings [N, F] float32 and /labels [N] int64 in the "
       "split's row order. With --torchscript (a torchscript:PATH model), writes the "
       "TorchScript module with the trained weights, in eval mode, for torch.jit.load. The "
@@ -27,7 +29,7 @@ int run_export(const std::vector<std::string>& args) {
   cl.add()
       ("checkpoint", po::value(&e.checkpoint), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), "
                                                "or a run directory for its newest checkpoint that verifies")
-      ("output,o", po::value(&e.output), "the HDF5 file to write")
+      ("output,o", po::value(&e.output), "the file to write: HDF5, or safetensors when it ends in .safetensors")
       ("force", po::bool_switch(&e.force), "replace an existing output file")
       ("embeddings", po::bool_switch(), "export features of a split instead of weights (a torchscript model needs an embed method)")
       ("torchscript", po::bool_switch(), "export the trained TorchScript module (torchscript:PATH models) instead of HDF5 weights")
@@ -43,6 +45,9 @@ int run_export(const std::vector<std::string>& args) {
       "  with h5py.File('weights.h5') as f:\n"
       "      sd = {k: torch.from_numpy(f[k][()]) for k in f.keys()}\n"
       "  model.load_state_dict(sd)\n"
+      "or, exported as weights.safetensors:\n"
+      "  from safetensors.torch import load_file\n"
+      "  model.load_state_dict(load_file('weights.safetensors'))\n"
       "exit codes: 0 written, 2 bad option, existing output, or a checkpoint that does not "
       "verify\n");
   if (!cl.parse(args)) return kExitOk;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "slimtrain/ckpt/inspect.hpp"
+#include "slimtrain/ckpt/inspect_safetensors.hpp"
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/data/inspect.hpp"
@@ -12,13 +13,16 @@ namespace slimtrain::cli {
 int run_inspect(const std::vector<std::string>& args) {
   CommandLine cl("inspect", "slimtrain inspect PATH [--validate | --json]",
                  "Describes an HDF5 data file (splits, shapes, dtypes, classes, label histogram, "
-                 "mean/std), or verifies and describes a checkpoint (a step-NNNNNNNN directory, "
-                 "or a run directory for the checkpoint 'latest' names). --validate checks a data "
-                 "file against the layout; both exit 2 naming the first problem.");
+                 "mean/std), verifies and describes a checkpoint (a step-NNNNNNNN directory, "
+                 "or a run directory for the checkpoint 'latest' names), or lists the tensors of "
+                 "safetensors weights (a .safetensors file, its .index.json, or a HuggingFace "
+                 "folder holding them). --validate checks a data file against the layout, and "
+                 "reads every tensor of safetensors weights; all exit 2 naming the first "
+                 "problem.");
   // clang-format off
   cl.add()
-      ("path", po::value<std::string>(), "HDF5 data file or checkpoint directory (positional)")
-      ("validate", po::bool_switch(), "data file: also scan values (NaN/Inf); print 'valid' or exit 2")
+      ("path", po::value<std::string>(), "HDF5 data file, checkpoint directory, or safetensors weights (positional)")
+      ("validate", po::bool_switch(), "data file or safetensors: also scan values (NaN/Inf); print 'valid' or exit 2")
       ("json", po::bool_switch(), "checkpoint: print one JSON object instead of text");
   // clang-format on
   cl.positional().add("path", 1);
@@ -31,6 +35,10 @@ int run_inspect(const std::vector<std::string>& args) {
       ckpt::is_checkpoint_path(as_path.parent_path().string()))
     path = as_path.parent_path().string();
   const bool validate = cl.get<bool>("validate");
+  if (!ckpt::is_checkpoint_path(path) && ckpt::is_safetensors_path(path)) {
+    ckpt::inspect_safetensors(path, validate, std::cout);
+    return kExitOk;
+  }
   // A checkpoint is always verified (every file against its manifest checksum).
   if (std::filesystem::is_directory(path)) {
     if (!ckpt::is_checkpoint_path(path))

@@ -1,3 +1,12 @@
 # export --embeddings: features recomputed by PyTorch from the exported weights (python3-torch).
 slimtrain_add_e2e(NAME e2e_export_embeddings COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/export_embeddings.sh
                   TIMEOUT 180 LABELS ckpt torch)
+# safetensors against HuggingFace's library: its files listed and read (one, sharded through an
+# index), damaged files refused here and there, export -o W.safetensors equal to the HDF5 export
+# (about 10 s). The library lives in .torch-venv (install-deps --torch pip), in both builds.
+set(_safetensors_python "${SLIMTRAIN_TORCH_PYTHON}")
+if(NOT _safetensors_python AND EXISTS "${PROJECT_SOURCE_DIR}/.torch-venv/bin/python")
+  set(_safetensors_python "${PROJECT_SOURCE_DIR}/.torch-venv/bin/python")
+endif()
+slimtrain_add_e2e(NAME e2e_safetensors COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/safetensors.sh
+                  TIMEOUT 120 LABELS ckpt torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
