@@ -18,10 +18,10 @@ namespace slimtrain::cli {
 namespace {
 
 // Appends row blocks to a fixed-size 2-D (or 1-D) dataset, so memory stays one batch.
-class RowWriter {
+class BlockAppender {
  public:
-  RowWriter(hid_t file, const std::string& name, hid_t file_type, std::int64_t rows,
-            std::int64_t cols, const std::string& where)
+  BlockAppender(hid_t file, const std::string& name, hid_t file_type, std::int64_t rows,
+                std::int64_t cols, const std::string& where)
       : where_(where + ", dataset /" + name), cols_(cols) {
     const std::array<hsize_t, 2> dims{static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
     const int rank = cols > 0 ? 2 : 1;
@@ -87,8 +87,8 @@ std::int64_t run_embed_job(const EmbedJobConfig& c) {
     data::silence_hdf5_errors();
     data::Hid file(SLIMTRAIN_CHECK_HDF5(
         H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), where));
-    RowWriter features(file, "/embeddings", H5T_IEEE_F32LE, rows, width, where);
-    RowWriter labels(file, "/labels", H5T_STD_I64LE, rows, 0, where);
+    BlockAppender features(file, "/embeddings", H5T_IEEE_F32LE, rows, width, where);
+    BlockAppender labels(file, "/labels", H5T_STD_I64LE, rows, 0, where);
     data::Batch batch;
     while (loader.next(batch)) {
       const torch::Tensor f = net.embed(batch.x).to(torch::kFloat32);

@@ -7,9 +7,12 @@ namespace slimtrain::cli {
 int run_eval(const std::vector<std::string>& args) {
   EvalJobConfig c;
   CommandLine cl(
-      "eval", "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json]",
+      "eval",
+      "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json] "
+      "[--predictions OUT.h5]",
       "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
-      "once, no padding), then one reduction of loss sum, count and the confusion matrix.");
+      "once, no padding), then one reduction of loss sum, count and the confusion matrix.\n"
+      "With --predictions, also writes every sample's logits, predicted class and label.");
   // clang-format off
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 data file")
@@ -21,7 +24,9 @@ int run_eval(const std::vector<std::string>& args) {
     ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
     ("deadline", bound(c.deadline_s), "seconds the reduction may wait for a late rank")
     ("io-timeout", bound(c.io_timeout_s), "seconds resolving and loading the checkpoint may take")
-    ("json", po::bool_switch(&c.json), "print one JSON object instead of the table");
+    ("json", po::bool_switch(&c.json), "print one JSON object instead of the table")
+    ("predictions", po::value(&c.predictions), "also write OUT.h5: /logits float32 [N, C], /predicted int64 [N] (the argmax) and /labels int64 [N], in the split's row order, with the split, checkpoint, step and class_names as attributes (Trainer.predict's output); written by every rank with MPI-IO, whole or not at all")
+    ("force", po::bool_switch(&c.force), "replace an existing --predictions file");
   // clang-format on
   if (!cl.parse(args)) return kExitOk;
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);

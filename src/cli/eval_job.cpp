@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "slimtrain/cli/predictions_file.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/core/error.hpp"
@@ -56,6 +57,11 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   data::DatasetInfo info = data::read_dataset_info(c.data);
   if (!info.has_split(c.split))
     SLIMTRAIN_THROW(ConfigError, "--split: ", c.data, " has no split '", c.split, "'");
+  PredictionsFile predictions;
+  predictions.path = c.predictions;
+  predictions.force = c.force;
+  predictions.io_timeout_s = c.io_timeout_s;
+  if (!c.predictions.empty()) check_predictions_output(control, predictions);  // before the work
 
   // Rank 0 resolves (a run still writing checkpoints could give each rank another one) and
   // verifies in full; the others wait with the I/O deadline and check sizes only.
@@ -94,8 +100,20 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   what.batch_size = c.batch_size;
   what.policy.deadline_s = c.deadline_s;
   what.policy.agree_timeout_s = c.deadline_s;
+  eval::ShardPredictions mine;
+  if (!c.predictions.empty()) what.predictions = &mine;
   const eval::EvalOutcome o = eval::evaluate_split(what, control);
   if (!o.ok) SLIMTRAIN_THROW(CommError, "evaluation failed: ", o.reason);
+  if (!c.predictions.empty()) {
+    predictions.split = c.split;
+    predictions.checkpoint = loaded.checkpoint;
+    predictions.step = loaded.step;
+    predictions.rows = info.split_size(c.split);
+    predictions.class_names = info.class_names;
+    write_predictions(control, rt.world(), predictions, mine);
+    log::info_rank0("wrote ", c.predictions, ": logits, predicted class and label of ",
+                    predictions.rows, " samples of '", c.split, "'");
+  }
   if (rt.rank() == 0) print_table(o, loaded, c, rt.size());
   return kExitOk;
 }

@@ -27,7 +27,7 @@ model::Output forward_batch(model::ClassifierImpl& model, const data::Batch& bat
 
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
                          const std::string& split, int rank, int world_size,
-                         std::int64_t batch_size, bool bf16) {
+                         std::int64_t batch_size, bool bf16, ShardPredictions* predictions) {
   // Inference mode, not just no-grad: no autograd state, no version counters, no view tracking.
   c10::InferenceMode inference;
   EvalModeGuard mode(model);
@@ -42,6 +42,7 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
   if (on_gpu)
     sums = torch::zeros({2 + c * c}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
   std::int64_t count = 0;
+  std::vector<torch::Tensor> kept, kept_labels;  // --predictions: each batch's, on the host
   data::Batch batch;
   while (loader.next(batch)) {
     model::Output out;
@@ -50,6 +51,10 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
       out = forward_batch(model, batch, device);
     }
     const torch::Tensor y = batch.y.to(device);
+    if (predictions != nullptr) {
+      kept.push_back(out.logits.to(torch::kCPU, torch::kFloat32));
+      kept_labels.push_back(batch.y.to(torch::kCPU, torch::kInt64));
+    }
     if (!on_gpu) {
       stats.add_batch(out.logits, y, out.loss.item<double>() * static_cast<double>(y.size(0)));
       continue;
@@ -60,6 +65,12 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
     sums.narrow(0, 1, 1).add_(bad.sum().to(torch::kFloat64));
     sums.index_add_(0, cell, torch::ones_like(cell, torch::kFloat64));
     count += y.size(0);
+  }
+  if (predictions != nullptr) {
+    predictions->first_row = loader.first_row();
+    predictions->logits = kept.empty() ? torch::zeros({0, c}) : torch::cat(kept);
+    predictions->labels =
+        kept_labels.empty() ? torch::zeros({0}, torch::kInt64) : torch::cat(kept_labels);
   }
   if (!on_gpu) return stats;
   const torch::Tensor host = sums.cpu();  // the evaluation's one read back

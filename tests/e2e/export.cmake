@@ -10,3 +10,7 @@ if(NOT _safetensors_python AND EXISTS "${PROJECT_SOURCE_DIR}/.torch-venv/bin/pyt
 endif()
 slimtrain_add_e2e(NAME e2e_safetensors COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/safetensors.sh
                   TIMEOUT 120 LABELS ckpt torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+# eval --predictions: logits, predicted class and labels in row order for an mlp and text-bow,
+# the same bytes at np 1 and 2, accuracy equal to eval's, --force (about 15 s).
+slimtrain_add_e2e(NAME e2e_predictions COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/predictions.sh
+                  TIMEOUT 180 LABELS ckpt)

@@ -16,6 +16,8 @@ struct EvalJobConfig {
   double deadline_s = 300.0;
   double io_timeout_s = 600.0;  ///< resolving and loading the checkpoint
   bool json = false;
+  std::string predictions;  ///< --predictions OUT.h5: every sample's logits ("": none)
+  bool force = false;       ///< --force: replace an existing --predictions file
 };
 
 /** @brief Prints the metrics on rank 0 (a table, or one JSON object); returns the exit code. */

@@ -12,6 +12,7 @@
 #include "slimtrain/comm/control_plane.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/eval/evaluator.hpp"
+#include "slimtrain/eval/shard_pass.hpp"
 #include "slimtrain/model/classifier.hpp"
 
 namespace slimtrain::eval {
@@ -23,6 +24,8 @@ struct SplitEvaluation {
   std::int64_t batch_size = 512;
   bool bf16 = false;  ///< the training's bf16 autocast, on a GPU
   EvalPolicy policy;
+  /** @brief When set, this rank's logits of the last pass (eval --predictions). */
+  ShardPredictions* predictions = nullptr;
   /** @brief Run before each local pass (SLIMTRAIN_INJECT's eval faults); may be empty. */
   std::function<void()> before_pass;
 };
