@@ -1,6 +1,8 @@
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/eval_job.hpp"
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::cli {
 
@@ -8,16 +10,17 @@ int run_eval(const std::vector<std::string>& args) {
   EvalJobConfig c;
   CommandLine cl(
       "eval",
-      "[mpirun -np N] slimtrain eval --data F.h5 --checkpoint PATH [--split test] [--json] "
-      "[--predictions OUT.h5]",
+      "[mpirun -np N] slimtrain eval --data F.h5 (--checkpoint PATH | --model hf:DIR) "
+      "[--split test] [--json] [--predictions OUT.h5]",
       "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
       "once, no padding), then one reduction of loss sum, count and the confusion matrix.\n"
-      "With --predictions, also writes every sample's logits, predicted class and label.");
+      "With --predictions, also writes every sample's logits, predicted class and label.\n"
+      "--model hf:DIR without --checkpoint evaluates a HuggingFace checkpoint as it is.");
   // clang-format off
   cl.add()
     ("data", po::value(&c.data)->required(), "HDF5 data file")
-    ("checkpoint", po::value(&c.checkpoint)->required(), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), or a run directory for its newest checkpoint that verifies (resolved once, on rank 0)")
-    ("model", po::value(&c.model)->default_value(""), "torchscript:PATH.pt: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
+    ("checkpoint", po::value(&c.checkpoint), "a checkpoint directory (RUN_DIR/checkpoints/step-NNNNNNNN), or a run directory for its newest checkpoint that verifies (resolved once, on rank 0)")
+    ("model", po::value(&c.model)->default_value(""), "hf:DIR, without --checkpoint: a HuggingFace checkpoint as save_pretrained wrote it (config.json, model.safetensors), evaluated as it is; torchscript:PATH.pt, with --checkpoint: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
     ("split", bound(c.split), "train, val or test")
     ("batch-size", bound(c.batch_size), "evaluation batch per rank")
     ("device", bound(c.device), "cpu or cuda")
@@ -29,6 +32,15 @@ int run_eval(const std::vector<std::string>& args) {
     ("force", po::bool_switch(&c.force), "replace an existing --predictions file");
   // clang-format on
   if (!cl.parse(args)) return kExitOk;
+  const bool hf = c.model.rfind(model::kHfModelPrefix, 0) == 0;
+  if (c.checkpoint.empty() && !hf)
+    SLIMTRAIN_THROW(ConfigError,
+                    "--checkpoint: required (or --model hf:DIR to evaluate a "
+                    "HuggingFace checkpoint as it is)");
+  if (!c.checkpoint.empty() && hf)
+    SLIMTRAIN_THROW(ConfigError, "--model ", c.model,
+                    ": give it without --checkpoint (a "
+                    "checkpoint of a run from it knows its model)");
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<double>("--deadline", c.deadline_s, 0.001, 86400.0);

@@ -12,6 +12,7 @@
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
+#include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/eval/split_evaluation.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
@@ -63,28 +64,34 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   predictions.io_timeout_s = c.io_timeout_s;
   if (!c.predictions.empty()) check_predictions_output(control, predictions);  // before the work
 
-  // Rank 0 resolves (a run still writing checkpoints could give each rank another one) and
-  // verifies in full; the others wait with the I/O deadline and check sizes only.
   comm::OpOptions io;
   io.timeout_s = c.io_timeout_s;
   io.tag = "resolve-checkpoint";
-  const std::string path = comm::decide_on_root(
-      control, 0,
-      [&] {
-        const std::string dir = eval::resolve_checkpoint(c.checkpoint);
-        log::info("rank 0 resolved --checkpoint ", c.checkpoint, " to ", dir);
-        return dir;
-      },
-      io);
   eval::CheckpointModel loaded;
-  comm::on_all_ranks(
-      control,
-      [&] {
-        loaded = eval::load_checkpoint_model(
-            path, info, rt.rank() == 0 ? ckpt::VerifyDepth::checksums : ckpt::VerifyDepth::sizes,
-            c.model);
-      },
-      io);
+  if (c.checkpoint.empty()) {  // --model hf:DIR alone: the pretrained checkpoint as it is
+    io.tag = "load-pretrained";
+    comm::on_all_ranks(
+        control, [&] { loaded = eval::load_pretrained_model(c.model, info, rt.rank() == 0); }, io);
+  } else {
+    // Rank 0 resolves (a run still writing checkpoints could give each rank another one) and
+    // verifies in full; the others wait with the I/O deadline and check sizes only.
+    const std::string path = comm::decide_on_root(
+        control, 0,
+        [&] {
+          const std::string dir = eval::resolve_checkpoint(c.checkpoint);
+          log::info("rank 0 resolved --checkpoint ", c.checkpoint, " to ", dir);
+          return dir;
+        },
+        io);
+    comm::on_all_ranks(
+        control,
+        [&] {
+          loaded = eval::load_checkpoint_model(
+              path, info, rt.rank() == 0 ? ckpt::VerifyDepth::checksums : ckpt::VerifyDepth::sizes,
+              c.model);
+        },
+        io);
+  }
   comm::OpOptions stats_io = io;
   stats_io.tag = "normalisation";
   train::share_normalisation(info, control, stats_io);

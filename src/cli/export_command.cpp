@@ -4,6 +4,7 @@
 #include "slimtrain/cli/app.hpp"
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/embed_job.hpp"
+#include "slimtrain/cli/hf_export.hpp"
 
 namespace slimtrain::cli {
 
@@ -12,6 +13,7 @@ int run_export(const std::vector<std::string>& args) {
       "export",
       "slimtrain export --checkpoint PATH -o weights.h5|weights.safetensors [--force]\n"
       "       slimtrain export --torchscript --checkpoint PATH -o trained.pt [--force]\n"
+      "       slimtrain export --hf --checkpoint PATH -o DIR [--force]\n"
       "       slimtrain export --embeddings --checkpoint PATH --data F.h5 [--split test] "
       "-o features.h5",
       "Writes a checkpoint's weights to HDF5: one dataset per parameter and buffer under "
@@ -21,7 +23,10 @@ int run_export(const std::vector<std::string>& args) {
       "model's pre-head features of every "
       "sample of a split: /embeddings [N, F] float32 and /labels [N] int64 in the "
       "split's row order. With --torchscript (a torchscript:PATH model), writes the "
-      "TorchScript module with the trained weights, in eval mode, for torch.jit.load. The "
+      "TorchScript module with the trained weights, in eval mode, for torch.jit.load. With "
+      "--hf (a model trained from hf:DIR), writes a directory transformers' from_pretrained "
+      "loads: config.json with id2label from the data's class names, model.safetensors, and "
+      "the tokenizer and preprocessor files copied from DIR. The "
       "checkpoint is verified first; the output appears atomically. Runs as one process "
       "(no mpirun needed).");
   EmbedJobConfig e;
@@ -33,6 +38,7 @@ int run_export(const std::vector<std::string>& args) {
       ("force", po::bool_switch(&e.force), "replace an existing output file")
       ("embeddings", po::bool_switch(), "export features of a split instead of weights (a torchscript model needs an embed method)")
       ("torchscript", po::bool_switch(), "export the trained TorchScript module (torchscript:PATH models) instead of HDF5 weights")
+      ("hf", po::bool_switch(), "export a model trained from hf:DIR as a HuggingFace checkpoint directory -o DIR")
       ("model", po::value(&e.model), "torchscript:PATH.pt: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
       ("data", po::value(&e.data), "--embeddings: the HDF5 data file")
       ("split", bound(e.split), "--embeddings: train, val or test")
@@ -48,11 +54,23 @@ int run_export(const std::vector<std::string>& args) {
       "or, exported as weights.safetensors:\n"
       "  from safetensors.torch import load_file\n"
       "  model.load_state_dict(load_file('weights.safetensors'))\n"
+      "or, exported with --hf -o DIR:\n"
+      "  from transformers import AutoModelForSequenceClassification\n"
+      "  model = AutoModelForSequenceClassification.from_pretrained('DIR')\n"
       "exit codes: 0 written, 2 bad option, existing output, or a checkpoint that does not "
       "verify\n");
   if (!cl.parse(args)) return kExitOk;
   if (!cl.has("checkpoint")) SLIMTRAIN_THROW(ConfigError, "--checkpoint is required");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
+  if (cl.get<bool>("hf")) {
+    if (cl.get<bool>("embeddings") || cl.get<bool>("torchscript"))
+      SLIMTRAIN_THROW(ConfigError, "--hf: choose one of --hf, --torchscript and --embeddings");
+    if (cl.has("data")) SLIMTRAIN_THROW(ConfigError, "--data: not used with --hf");
+    const std::string used = run_hf_export(e);
+    std::cout << "exported " << used << " -> " << e.output
+              << " (HuggingFace: config.json, model.safetensors)\n";
+    return kExitOk;
+  }
   if (cl.get<bool>("torchscript")) {
     if (cl.get<bool>("embeddings"))
       SLIMTRAIN_THROW(ConfigError, "--torchscript and --embeddings: choose one");

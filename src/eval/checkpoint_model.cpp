@@ -55,6 +55,9 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
   out.model = model::make_model(spec);
   ckpt::load_into(*out.model, state);
   out.step = state.step;
+  if (state.meta.contains("class_names") && state.meta["class_names"].is_array())
+    for (const auto& n : state.meta["class_names"])
+      if (n.is_string()) out.class_names.push_back(n.get<std::string>());
   return out;
 }
 

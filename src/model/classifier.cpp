@@ -5,6 +5,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/cnn_bn.hpp"
 #include "slimtrain/model/cnn_small.hpp"
+#include "slimtrain/model/hf_bert.hpp"
 #include "slimtrain/model/mlp.hpp"
 #include "slimtrain/model/text_models.hpp"
 #include "slimtrain/model/torchscript.hpp"
@@ -80,8 +81,8 @@ std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec) {
 }
 
 std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
-  const bool named =
-      spec.name == "torchscript" || spec.name == "text-bow" || spec.name == "text-transformer";
+  const bool named = spec.name == "torchscript" || spec.name == "text-bow" ||
+                     spec.name == "text-transformer" || spec.name == "hf";
   if (spec.input_shape.empty() && !named) {  // named inputs have none
     SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": the input shape is empty");
   }
@@ -105,9 +106,10 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   if (spec.name == "text-bow") return std::make_shared<TextBowImpl>(spec);
   if (spec.name == "text-transformer") return std::make_shared<TextTransformerImpl>(spec);
   if (spec.name == "torchscript") return std::make_shared<TorchScriptClassifierImpl>(spec);
+  if (spec.name == "hf") return std::make_shared<HfBertImpl>(spec);
   SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
-                  "' (choose mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer or "
-                  "torchscript:PATH.pt)");
+                  "' (choose mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer, "
+                  "torchscript:PATH.pt or hf:DIR)");
 }
 
 void ClassifierImpl::save_script(const std::string& path) {

@@ -45,9 +45,11 @@ void ModelSpec::set_model(const std::string& value, const std::string& option) {
   ModelChoice choice = parse_model_option(value, option);
   name = std::move(choice.name);
   script_path = std::move(choice.script_path);
+  hf_dir = std::move(choice.hf_dir);
 }
 
 std::string ModelSpec::model_option() const {
+  if (name == "hf") return kHfModelPrefix + hf_dir;
   return name == "torchscript" ? kScriptPrefix + script_path : name;
 }
 
@@ -64,6 +66,12 @@ std::string ModelSpec::describe() const {
     out << " vocab " << vocab_size << " dim " << text_dim;
   if (name == "text-bow" && text_bigrams > 0) out << " bigram-buckets " << text_bigrams;
   if (name == "text-transformer") out << " depth " << text_depth << " heads " << text_heads;
+  if (name == "hf" && !hf_config.empty()) {
+    const auto j = nlohmann::json::parse(hf_config, nullptr, false);
+    if (j.is_object())
+      out << " " << j.value("model_type", "?") << " hidden " << j.value("hidden_size", 0)
+          << " layers " << j.value("num_hidden_layers", 0);
+  }
   if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
   return out.str();
 }
@@ -75,7 +83,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelSpec, name, input_shape, nu
                                                 vit_heads, cnn_width, cnn_layers, label_smoothing,
                                                 vocab_size, text_dim, text_bigrams, text_depth,
                                                 text_heads, script_path, script_signature,
-                                                logits_output, model_loss, jit_optimize)
+                                                logits_output, model_loss, jit_optimize, hf_dir,
+                                                hf_config)
 
 nlohmann::json ModelSpec::to_json() const {
   return nlohmann::json(*this);
@@ -108,6 +117,7 @@ std::string ModelSpec::fingerprint() const {
   if (name == "text-bow") arch["text"] = {vocab_size, text_dim, text_bigrams};
   if (name == "text-transformer") arch["text"] = {vocab_size, text_dim, text_depth, text_heads};
   if (name == "torchscript") arch["script"] = script_signature;  // not the path: files move
+  if (name == "hf") arch["hf"] = hf_config;                      // nor here
   const std::string text = arch.dump();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",

@@ -8,6 +8,8 @@
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/eval/pretrained_model.hpp"
+#include "slimtrain/model/hf_config.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -26,6 +28,7 @@ namespace {
 model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
   model::ModelSpec spec = c.arch;
   spec.set_model(c.model);
+  if (spec.name == "hf") spec.hf_config = model::load_hf_config(spec.hf_dir);
   spec.input_shape = info.input_shape();
   spec.num_classes = info.num_classes;
   for (const data::InputInfo& in : info.inputs)
@@ -169,21 +172,28 @@ void match_inputs(Session& s) {
 void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
   const std::string name = model::parse_model_option(cfg.model).name;
-  const bool text = name == "text-bow" || name == "text-transformer";
+  const bool text = name == "text-bow" || name == "text-transformer" || name == "hf";
   if (s.info.named() && name != "torchscript" && !text)
-    SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
-                    data::describe_inputs(s.info.inputs),
-                    "), and built-in image and feature models read one input x; give a "
-                    "TorchScript model (--model torchscript:FILE.pt) whose forward takes them by "
-                    "name, or text-bow or text-transformer for token sequences");
+    SLIMTRAIN_THROW(
+        ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
+        data::describe_inputs(s.info.inputs),
+        "), and built-in image and feature models read one input x; give a "
+        "TorchScript model (--model torchscript:FILE.pt) whose forward takes them by "
+        "name, text-bow or text-transformer for token sequences, or hf:DIR for a HuggingFace "
+        "checkpoint");
   if (!s.info.named() && text)
     SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model,
                     ": reads token sequences (input_ids) of "
-                    "a layout-2 file; ",
+                    "a layout-2 file from prep text; ",
                     s.info.path, " has one input x (layout 1)");
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(model_spec(cfg, s.info));
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
+  if (s.spec.name == "hf" && s.rt.rank() == 0) {  // the initial broadcast gives the others
+    const eval::PretrainedLoad load = eval::load_pretrained_weights(*s.model, s.spec.hf_dir);
+    log::info("hf:", s.spec.hf_dir, ": ", load.loaded, " tensors loaded (", s.spec.describe(), ")");
+    if (!load.created.empty()) log::warn(eval::describe_created(load, s.spec.hf_dir));
+  }
   if (s.model->trainable_parameters().empty())
     SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(),
                     ": the module has no trainable parameter (", model::parameter_count(*s.model),

@@ -14,3 +14,7 @@ slimtrain_add_e2e(NAME e2e_safetensors COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/safet
 # the same bytes at np 1 and 2, accuracy equal to eval's, --force (about 15 s).
 slimtrain_add_e2e(NAME e2e_predictions COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/predictions.sh
                   TIMEOUT 180 LABELS ckpt)
+# --model hf:DIR: BERT and RoBERTa checkpoints against transformers' logits, damaged ones refused,
+# fine-tuning at np 2, resume at np 1, export --hf loaded by from_pretrained.
+slimtrain_add_e2e(NAME e2e_hf_models COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_models.sh
+                  TIMEOUT 300 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "slimtrain/ckpt/verify.hpp"
 #include "slimtrain/data/dataset_info.hpp"
@@ -15,6 +16,7 @@ struct CheckpointModel {
   std::shared_ptr<model::ClassifierImpl> model;
   std::string checkpoint;  ///< the step directory actually loaded
   std::int64_t step = 0;
+  std::vector<std::string> class_names;  ///< the training data's, where the checkpoint has them
 };
 
 /**

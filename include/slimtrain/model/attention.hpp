@@ -17,8 +17,9 @@ bool fused_attention_available();
  * @brief softmax(q k^T / sqrt(d)) v over q, k, v [B, heads, T, d]; `padding` [B, T] bool (true: a
  * pad token, which no query attends to) or undefined. `fused` false writes it out even where the
  * fused kernel exists (the tests compare the two). Every row needs a key that is not padding.
+ * `dropout` drops attention weights with that probability (training; the HuggingFace encoders').
  */
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                        const torch::Tensor& padding, bool fused = true);
+                        const torch::Tensor& padding, bool fused = true, double dropout = 0.0);
 
 }  // namespace slimtrain::model

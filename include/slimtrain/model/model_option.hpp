@@ -15,15 +15,22 @@ inline constexpr const char* kScriptPrefix = "torchscript:";
 /** @brief --cnn-layers' range: cnn-bn's own five, and up to three more at its smallest size. */
 inline constexpr std::int64_t kCnnLayersMin = 5, kCnnLayersMax = 8;
 
-/** @brief A --model value taken apart: a built-in name, or "torchscript" and the module's path. */
+/** @brief "hf:", the prefix of a HuggingFace checkpoint directory: --model hf:DIR */
+inline constexpr const char* kHfModelPrefix = "hf:";
+
+/**
+ * @brief A --model value taken apart: a built-in name, "torchscript" and the module's path, or
+ * "hf" and the checkpoint's directory.
+ */
 struct ModelChoice {
   std::string name;
-  std::string script_path;  ///< empty for built-in models
+  std::string script_path;  ///< torchscript only
+  std::string hf_dir;       ///< hf only
 };
 
 /**
- * @brief mlp, cnn-small, cnn-bn, vit-tiny or torchscript:PATH; ConfigError naming `option`
- * otherwise.
+ * @brief mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer, torchscript:PATH or
+ * hf:DIR; ConfigError naming `option` otherwise.
  */
 ModelChoice parse_model_option(const std::string& value, const std::string& option = "--model");
 

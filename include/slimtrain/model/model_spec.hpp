@@ -17,7 +17,7 @@ namespace slimtrain::model {
 /** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
 struct ModelSpec {
   std::string name = "cnn-small";  ///< mlp | cnn-small | cnn-bn | vit-tiny | text-bow |
-                                   ///< text-transformer | torchscript
+                                   ///< text-transformer | torchscript | hf
   /// Sample shape from the data file: {C,H,W} or {H,W} (one channel) for images, {D} for features.
   std::vector<std::int64_t> input_shape;
   std::int64_t num_classes = 10;
@@ -37,13 +37,16 @@ struct ModelSpec {
   std::string logits_output;     ///< which output is the logits: index or key ("": default)
   bool model_loss = false;       ///< train on the module's own loss instead of slimtrain's
   bool jit_optimize = false;     ///< LibTorch's graph executor optimisations (off: as eager)
+  // hf only (--model hf:DIR):
+  std::string hf_dir;     ///< where the checkpoint was read from (weights come from there once)
+  std::string hf_config;  ///< its config.json, canonical JSON: checkpoints need no DIR after
 
   /**
    * @brief Sets name (and script_path) from a --model value: mlp, cnn-small, cnn-bn, vit-tiny or
    * torchscript:PATH; ConfigError naming `option` otherwise.
    */
   void set_model(const std::string& value, const std::string& option = "--model");
-  /** @brief "cnn-small", or "torchscript:PATH": the --model value that builds this spec. */
+  /** @brief "cnn-small", "torchscript:PATH" or "hf:DIR": the --model value that builds this. */
   std::string model_option() const;
   /** @brief One line, e.g. "cnn-small input [1,28,28] classes 10". */
   std::string describe() const;

@@ -1,0 +1,61 @@
+#pragma once
+/**
+ * @brief BertForSequenceClassification (and RoBERTa's), written natively with HuggingFace's
+ * parameter names, so a checkpoint loads name to tensor (eval/pretrained_weights.hpp).
+ *
+ * BERT: word, position and token-type embeddings summed and normalised; post-norm layers
+ * (self-attention, then a GELU feed-forward, each added to its input and normalised); the pooler
+ * (tanh of a dense layer on the first token); dropout; the classifier. RoBERTa: positions counted
+ * from pad_token_id + 1 over the tokens that are not padding, and a head of dense, tanh and
+ * out_proj on the first token instead of the pooler. Inputs by name: input_ids and attention_mask
+ * (token types are all 0, one segment). Hidden states stay inside forward (the slim boundary).
+ */
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "slimtrain/model/classifier.hpp"
+#include "slimtrain/model/hf_config.hpp"
+
+namespace slimtrain::model {
+
+class HfBertImpl final : public ClassifierImpl {
+ public:
+  /** @brief Built from spec.hf_config, initialised as transformers initialises a new model. */
+  explicit HfBertImpl(const ModelSpec& spec);
+
+  Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
+  Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {}) override;
+  std::vector<std::string> input_names() const override { return inputs_; }
+  torch::Tensor embed(const torch::Tensor& x) override;
+  std::int64_t embedding_dim() const override { return config_.hidden_size; }
+  const HfConfig& config() const { return config_; }
+  /** @brief The names of the classification head's parameters: created, not loaded, when the
+   * checkpoint's head is missing or has another label count. */
+  std::vector<std::string> head_names() const;
+
+ private:
+  struct Layer {
+    torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr}, attention_out{nullptr};
+    torch::nn::LayerNorm attention_norm{nullptr};
+    torch::nn::Linear intermediate{nullptr}, output{nullptr};
+    torch::nn::LayerNorm output_norm{nullptr};
+  };
+  torch::nn::Linear add_linear(torch::nn::Module& parent, const std::string& name, std::int64_t in,
+                               std::int64_t out);
+  torch::nn::LayerNorm add_norm(torch::nn::Module& parent);
+  torch::Tensor encode(const torch::Tensor& ids, const torch::Tensor& mask,
+                       const torch::Tensor& token_types);
+  torch::Tensor layer_forward(Layer& l, const torch::Tensor& x, const torch::Tensor& padding);
+  torch::Tensor activation(const torch::Tensor& x) const;
+
+  HfConfig config_;
+  std::vector<std::string> inputs_;
+  torch::nn::Embedding words_{nullptr}, positions_{nullptr}, token_types_{nullptr};
+  torch::nn::LayerNorm embedding_norm_{nullptr};
+  std::vector<Layer> layers_;
+  torch::nn::Linear pooler_{nullptr};      ///< BERT's pooler; RoBERTa's classifier.dense
+  torch::nn::Linear classifier_{nullptr};  ///< BERT's classifier; RoBERTa's classifier.out_proj
+};
+
+}  // namespace slimtrain::model

@@ -1,0 +1,117 @@
+#include "slimtrain/model/hf_config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::model {
+namespace {
+
+std::int64_t positive(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) SLIMTRAIN_THROW(ConfigError, where, ": has no \"", key, "\"");
+  if (!j[key].is_number_integer() || j[key].get<std::int64_t>() < 1)
+    SLIMTRAIN_THROW(ConfigError, where, ": \"", key, "\" is ", j[key].dump(),
+                    ", not a positive integer");
+  return j[key].get<std::int64_t>();
+}
+
+double number_or(const nlohmann::json& j, const char* key, double fallback,
+                 const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  if (!j[key].is_number())
+    SLIMTRAIN_THROW(ConfigError, where, ": \"", key, "\" is ", j[key].dump(), ", not a number");
+  return j[key].get<double>();
+}
+
+bool known_activation(const std::string& act) {
+  return act == "gelu" || act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "relu" ||
+         act == "silu" || act == "swish";
+}
+
+}  // namespace
+
+std::string HfConfig::describe() const {
+  std::ostringstream out;
+  out << model_type << " hidden " << hidden_size << " layers " << num_hidden_layers << " heads "
+      << num_attention_heads << " vocab " << vocab_size;
+  return out.str();
+}
+
+HfConfig parse_hf_config(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) SLIMTRAIN_THROW(ConfigError, where, ": is not a JSON object");
+  HfConfig c;
+  if (!j.contains("model_type") || !j["model_type"].is_string())
+    SLIMTRAIN_THROW(ConfigError, where, ": has no \"model_type\" string");
+  c.model_type = j["model_type"].get<std::string>();
+  if (c.model_type != "bert" && c.model_type != "roberta")
+    SLIMTRAIN_THROW(ConfigError, where, ": model_type \"", c.model_type,
+                    "\" has no native module in slimtrain (it has bert and roberta); train it "
+                    "through TorchScript (docs/models.md)");
+  if (j.contains("architectures") && j["architectures"].is_array())
+    for (const auto& a : j["architectures"]) {
+      const std::string arch = a.is_string() ? a.get<std::string>() : a.dump();
+      // Any head of the same encoder loads: the encoder's weights are what is reused.
+      if (arch.rfind("Bert", 0) != 0 && arch.rfind("Roberta", 0) != 0)
+        SLIMTRAIN_THROW(ConfigError, where, ": architecture ", arch,
+                        " has no native module in slimtrain (it has BERT and RoBERTa encoders)");
+    }
+  if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute")
+    SLIMTRAIN_THROW(ConfigError, where, ": position_embedding_type ",
+                    j["position_embedding_type"].dump(),
+                    " is not implemented (slimtrain's BERT has absolute positions)");
+  if (j.value("is_decoder", false) || j.value("add_cross_attention", false))
+    SLIMTRAIN_THROW(ConfigError, where, ": a decoder BERT (is_decoder) is not implemented");
+  c.vocab_size = positive(j, "vocab_size", where);
+  c.hidden_size = positive(j, "hidden_size", where);
+  c.num_hidden_layers = positive(j, "num_hidden_layers", where);
+  c.num_attention_heads = positive(j, "num_attention_heads", where);
+  c.intermediate_size = positive(j, "intermediate_size", where);
+  c.max_position_embeddings = positive(j, "max_position_embeddings", where);
+  c.type_vocab_size = positive(j, "type_vocab_size", where);
+  if (c.hidden_size % c.num_attention_heads != 0)
+    SLIMTRAIN_THROW(ConfigError, where, ": hidden_size ", c.hidden_size,
+                    " is not a multiple of num_attention_heads ", c.num_attention_heads);
+  c.hidden_act = j.value("hidden_act", std::string("gelu"));
+  if (!known_activation(c.hidden_act))
+    SLIMTRAIN_THROW(ConfigError, where, ": hidden_act \"", c.hidden_act,
+                    "\" is not implemented (gelu, gelu_new, gelu_pytorch_tanh, relu, silu)");
+  c.pad_token_id = j.contains("pad_token_id") && j["pad_token_id"].is_number_integer()
+                       ? j["pad_token_id"].get<std::int64_t>()
+                       : 0;
+  c.layer_norm_eps = number_or(j, "layer_norm_eps", 1e-12, where);
+  c.initializer_range = number_or(j, "initializer_range", 0.02, where);
+  c.hidden_dropout = number_or(j, "hidden_dropout_prob", 0.1, where);
+  c.attention_dropout = number_or(j, "attention_probs_dropout_prob", 0.1, where);
+  c.classifier_dropout = number_or(j, "classifier_dropout", c.hidden_dropout, where);
+  for (const double p : {c.hidden_dropout, c.attention_dropout, c.classifier_dropout})
+    if (!(p >= 0.0 && p < 1.0))
+      SLIMTRAIN_THROW(ConfigError, where, ": a dropout probability of ", p, " is outside [0, 1)");
+  if (c.max_length() < 1)
+    SLIMTRAIN_THROW(ConfigError, where, ": max_position_embeddings ", c.max_position_embeddings,
+                    " leaves no position past pad_token_id ", c.pad_token_id);
+  if (j.contains("id2label") && j["id2label"].is_object() && !j["id2label"].empty())
+    c.num_labels = static_cast<std::int64_t>(j["id2label"].size());
+  else if (j.contains("num_labels") && j["num_labels"].is_number_integer())
+    c.num_labels = j["num_labels"].get<std::int64_t>();
+  return c;
+}
+
+std::string load_hf_config(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  std::ifstream in(path);
+  if (!in)
+    SLIMTRAIN_THROW(DataError, "--model hf:", dir, ": ", path,
+                    " cannot be read (a directory save_pretrained wrote holds config.json and "
+                    "model.safetensors)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    SLIMTRAIN_THROW(DataError, path, ": is not JSON: ", e.what());
+  }
+  parse_hf_config(j, path);
+  return j.dump();
+}
+
+}  // namespace slimtrain::model

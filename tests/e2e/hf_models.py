@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""HuggingFace checkpoints made with transformers (random weights, nothing downloaded) and
+slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
+
+  hf_models.py make DIR        DIR/text.h5 (layout 2: input_ids ragged, vocab 120, 4 classes,
+                               the class's marker token 3..6 in the sequence) and checkpoints:
+                               bert, roberta, bert-bf16 (stored in bfloat16), bert-sharded
+                               (model.safetensors.index.json), bert-base (BertModel: no "bert."
+                               prefix, no classifier), bert-2labels (a head for 2 classes),
+                               bert-missing, bert-shape, bert-extra (damaged), gpt2 (no module)
+  hf_models.py logits CKPT DATA SPLIT PRED.h5
+                               /logits of PRED.h5 equal transformers' logits of CKPT (loaded in
+                               float32, eval mode), sequence by sequence unpadded, within 1e-4
+  hf_models.py agree HFDIR DATA SPLIT PRED.h5
+                               an exported checkpoint loads with from_pretrained and predicts
+                               PRED.h5's classes (logits within 1e-4), its id2label the data's
+"""
+import json
+import os
+import shutil
+import sys
+
+import h5py
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import (AutoModelForSequenceClassification, BertConfig, BertForSequenceClassification,
+                          BertModel, RobertaConfig, RobertaForSequenceClassification)
+
+CLASSES = ["one", "two", "three", "four"]
+
+
+def write_data(path, rng):
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "slimtrain"
+        f.attrs["format_version"] = 2
+        f.attrs["num_classes"] = 4
+        f.attrs["class_names"] = CLASSES
+        for split, n in (("train", 512), ("test", 96)):
+            labels = rng.integers(0, 4, n)
+            sequences = []
+            for y in labels:
+                s = rng.integers(8, 120, rng.integers(1, 41))  # 1..40 tokens, none of 0..7
+                s[rng.integers(0, len(s))] = 3 + y
+                sequences.append(s)
+            ids = f.create_group(f"{split}/inputs/input_ids")
+            ids.create_dataset("values", data=np.concatenate(sequences).astype(np.int64))
+            ids.create_dataset("offsets", data=np.cumsum([0] + [len(s) for s in sequences]).astype(np.int64))
+            ids.attrs["vocab_size"] = 120
+            ids.attrs["pad_id"] = 0
+            f[split].create_dataset("y", data=labels.astype(np.int64))
+
+
+def bert_config(**extra):
+    base = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                intermediate_size=64, max_position_embeddings=64, num_labels=4, initializer_range=0.3,
+                id2label={i: c for i, c in enumerate(CLASSES)}, label2id={c: i for i, c in enumerate(CLASSES)})
+    base.update(extra)
+    return BertConfig(**base)
+
+
+def make(d):
+    torch.manual_seed(47)
+    write_data(f"{d}/text.h5", np.random.default_rng(47))
+    bert = BertForSequenceClassification(bert_config()).eval()
+    bert.save_pretrained(f"{d}/bert")
+    bert.to(torch.bfloat16).save_pretrained(f"{d}/bert-bf16")
+    bert.to(torch.float32).save_pretrained(f"{d}/bert-sharded", max_shard_size="40KB")
+    BertModel(bert_config()).save_pretrained(f"{d}/bert-base")
+    BertForSequenceClassification(bert_config(num_labels=2, id2label=None, label2id=None)).save_pretrained(f"{d}/bert-2labels")
+    roberta = RobertaForSequenceClassification(RobertaConfig(
+        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, num_labels=4,
+        initializer_range=0.3))
+    roberta.save_pretrained(f"{d}/roberta")
+
+    tensors = load_file(f"{d}/bert/model.safetensors")
+    for name, change in (("missing", "drop"), ("shape", "shape"), ("extra", "extra")):
+        out = f"{d}/bert-{name}"
+        shutil.copytree(f"{d}/bert", out)
+        t = dict(tensors)
+        if change == "drop":
+            del t["bert.encoder.layer.1.output.dense.weight"]
+        elif change == "shape":
+            t["bert.encoder.layer.0.attention.self.key.weight"] = torch.zeros(32, 16)
+        else:
+            t["bert.encoder.layer.0.adapter.weight"] = torch.zeros(4, 4)
+        save_file(t, f"{out}/model.safetensors", metadata={"format": "pt"})
+    os.makedirs(f"{d}/gpt2")
+    with open(f"{d}/gpt2/config.json", "w") as f:
+        json.dump({"model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"]}, f)
+
+
+def sequences(data, split):
+    with h5py.File(data, "r") as f:
+        ids = f[f"{split}/inputs/input_ids"]
+        values, offsets = ids["values"][()], ids["offsets"][()]
+        return [values[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+
+
+def reference_logits(ckpt, data, split):
+    model = AutoModelForSequenceClassification.from_pretrained(ckpt, torch_dtype=torch.float32).eval()
+    with torch.no_grad():
+        return np.concatenate([model(input_ids=torch.tensor(s).unsqueeze(0)).logits.numpy()
+                               for s in sequences(data, split)])
+
+
+def logits(ckpt, data, split, pred):
+    want = reference_logits(ckpt, data, split)
+    with h5py.File(pred, "r") as f:
+        got = f["logits"][()]
+    assert got.shape == want.shape, (got.shape, want.shape)
+    gap = float(np.abs(got - want).max())
+    assert gap < 1e-4, f"logits differ from transformers' by {gap}"
+    spread = float(want.std(0).min())
+    assert spread > 0.05, f"the reference's logits hardly vary ({spread}): a weak test"
+    print(f"{len(got)} sequences: logits within {gap:.1e} of transformers' (spread {spread:.2f})")
+
+
+def agree(hfdir, data, split, pred):
+    config = json.load(open(f"{hfdir}/config.json"))
+    with h5py.File(data, "r") as f:
+        names = [n.decode() if isinstance(n, bytes) else str(n) for n in f.attrs["class_names"]]
+    assert [config["id2label"][str(i)] for i in range(len(names))] == names, config["id2label"]
+    want = reference_logits(hfdir, data, split)
+    with h5py.File(pred, "r") as f:
+        got, predicted = f["logits"][()], f["predicted"][()]
+    assert (want.argmax(1) == predicted).all(), "transformers predicts other classes"
+    gap = float(np.abs(got - want).max())
+    assert gap < 1e-4, f"logits differ by {gap}"
+    print(f"from_pretrained predicts what slimtrain eval wrote ({len(got)} samples, logits within {gap:.1e})")
+
+
+if __name__ == "__main__":
+    {"make": make, "logits": logits, "agree": agree}[sys.argv[1]](*sys.argv[2:])

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# --model hf:DIR against transformers itself (the venv's Python, SLIMTRAIN_TORCH_PYTHON), on
+# small random checkpoints save_pretrained writes (nothing downloaded):
+# - `eval --model hf:DIR --predictions` gives transformers' logits within 1e-4 for BERT, RoBERTa,
+#   a checkpoint stored in bfloat16 and one sharded through model.safetensors.index.json;
+# - a base model's checkpoint (no head) and a head for 2 labels where the data has 4 load with the
+#   head created and a warning naming it; a missing, misshapen or unknown tensor, a model_type
+#   with no native module and a directory without config.json are exit 2 naming them;
+# - fine-tuning BERT at np 2 learns the marker tokens; resumed at np 1 it goes on; `export --hf`
+#   loads with from_pretrained, with the data's id2label, and predicts what eval wrote.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+PY2=${SLIMTRAIN_TORCH_PYTHON:-}
+[ -n "$PY2" ] && "$PY2" -c "import torch, transformers, safetensors, h5py" 2>/dev/null ||
+  { echo "skipped: no Python with torch, transformers, safetensors and h5py (SLIMTRAIN_TORCH_PYTHON='$PY2'; scripts/install-deps.sh --torch pip makes .torch-venv)"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+models="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_models.py"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
+"$PY2" "$models" make "$work" > /dev/null 2>&1 || { "$PY2" "$models" make "$work"; exit 1; }
+np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
+D=$work/text.h5
+
+for m in bert roberta bert-bf16 bert-sharded; do
+  check "eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
+    --predictions "$work/p-$m.h5" --threads 1
+  check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
+done
+check "  at np 2 too (RoBERTa)" expect_rc 0 np 2 "$S" eval --data "$D" --model "hf:$work/roberta" \
+  --predictions "$work/p2-roberta.h5" --threads 1
+check "    the same logits" "$PY2" "$models" logits "$work/roberta" "$D" test "$work/p2-roberta.h5"
+
+check "a base model's checkpoint (BertModel: no prefix, no head)" expect_rc 0 "$S" eval --data "$D" \
+  --model "hf:$work/bert-base" --threads 1
+check "  warns that the head is new" contains "WARN  hf:$work/bert-base: classifier.weight, classifier.bias newly initialised (in the checkpoint: missing)"
+check "a head for 2 labels, data of 4 classes" expect_rc 0 "$S" eval --data "$D" \
+  --model "hf:$work/bert-2labels" --threads 1
+check "  warns, naming the shapes" contains "classifier.weight, classifier.bias newly initialised (in the checkpoint: \[2,32\] where the data has 4 classes)"
+check "a missing tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert-missing"
+check "  naming file and tensor" contains "bert-missing/model.safetensors: has no tensor bert.encoder.layer.1.output.dense.weight (\[32,64\])"
+check "a misshapen tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert-shape"
+check "  naming both shapes" contains "tensor bert.encoder.layer.0.attention.self.key.weight is \[32,16\], where hf:$work/bert-shape needs \[32,32\]"
+check "an unknown tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert-extra"
+check "  naming it" contains "holds tensor bert.encoder.layer.0.adapter.weight (\[4,4\]), which no part of"
+check "a model_type without a native module: exit 2" expect_rc 2 "$S" train --data "$D" \
+  --model "hf:$work/gpt2" --max-steps 1 --out "$work/x"
+check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert and roberta)"
+check "no config.json: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/nowhere"
+check "  naming the file" contains "nowhere/config.json cannot be read"
+check "hf: with --checkpoint: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert" \
+  --checkpoint "$work/x"
+
+recipe=(--data "$D" --model "hf:$work/bert" --optimizer adamw --lr 3e-3 --batch-size 16
+  --threads 1 --seed 5 --log-every 10)
+check "fine-tuning BERT at np 2" expect_rc 0 np 2 "$S" train "${recipe[@]}" --epochs 12 \
+  --out "$work/run"
+check "  loads the checkpoint's 41 tensors" contains "hf:$work/bert: 41 tensors loaded"
+check "  learns the marker tokens (majority class ~0.27)" json_is "$(events "$work/run" done)" 'e["final"]["accuracy"] > 0.8'
+check "  resumed at np 1, it goes on" expect_rc 0 "$S" train "${recipe[@]}" --epochs 14 --out "$work/run"
+check "    from the np-2 checkpoint" contains "resum"
+check "eval --predictions of the run" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run" \
+  --predictions "$work/p-run.h5" --threads 1
+check "export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
+check "  config.json and model.safetensors, nothing else left" eval '[ "$(ls "$work/exported")" = "$(printf "config.json\nmodel.safetensors")" ] && ! ls -d "$work"/exported.tmp-* 2>/dev/null'
+check "  from_pretrained predicts what eval wrote, id2label the data's" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-run.h5"
+check "  an existing directory: exit 2" expect_rc 2 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
+check "    naming it" contains "exported exists; give --force"
+check "  --force replaces it" expect_rc 0 "$S" export --hf --force --checkpoint "$work/run" -o "$work/exported"
+check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data "$D" \
+  --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
+check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
+finish
