@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 py=${PYTHON:-/usr/bin/python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out"/{idx,csv,text,npy,hdf5,checkpoint,ini,safetensors}
+mkdir -p "$out"/{idx,csv,text,npy,hdf5,checkpoint,ini,safetensors,tokenizer_json}
 
 # Small inputs of the parsers (also what prep reads below).
 "$py" - "$work" "$out" <<'PY'
@@ -54,6 +54,29 @@ open(f"{out}/safetensors/two.safetensors", "wb").write(safetensors(
      "b": {"dtype": "BF16", "shape": [1, 2], "data_offsets": [8, 12]}}, bytes(12)))
 open(f"{out}/safetensors/empty.safetensors", "wb").write(safetensors(
     {"e": {"dtype": "I64", "shape": [0, 3], "data_offsets": [0, 0]}}, b""))
+# tokenizer.json: BERT's shape (WordPiece, its normalizer and pre-tokenizer, a template).
+vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", ",", "world",
+                                     "!", "caf", "##e", "a", "pair", "of", "text", "##s", "\u5317"])}
+specials = {n: {"id": n, "ids": [vocab[n]], "tokens": [n]} for n in ("[CLS]", "[SEP]")}
+json.dump({"version": "1.0",
+           "added_tokens": [{"id": vocab[n], "content": n, "special": True, "normalized": False}
+                            for n in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")],
+           "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                          "strip_accents": None, "lowercase": True},
+           "pre_tokenizer": {"type": "BertPreTokenizer"},
+           "post_processor": {"type": "TemplateProcessing",
+                              "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                                         {"Sequence": {"id": "A", "type_id": 0}},
+                                         {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+                              "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                                       {"Sequence": {"id": "A", "type_id": 0}},
+                                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+                                       {"Sequence": {"id": "B", "type_id": 1}},
+                                       {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+                              "special_tokens": specials},
+           "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                     "max_input_chars_per_word": 100, "vocab": vocab}},
+          open(f"{out}/tokenizer_json/bert.json", "w"))
 np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
 np.save(f"{out}/npy/u1.npy", x[:2])
 np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))

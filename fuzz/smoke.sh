@@ -12,7 +12,7 @@ seconds=${2:-10}
 bin=${3:-$src/../build/apps/slimtrain}
 shift $(($# < 3 ? $# : 3))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(idx csv text npy hdf5 checkpoint ini safetensors)
+[ ${#targets[@]} -gt 0 ] || targets=(idx csv text npy hdf5 checkpoint ini safetensors tokenizer_json)
 command -v clang++-14 >/dev/null || { echo "skipped: clang++-14 not installed (apt-get install clang-14)"; exit 77; }
 if ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
   echo "skipped: libFuzzer missing (apt-get install libclang-rt-14-dev)"

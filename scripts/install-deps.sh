@@ -26,6 +26,7 @@ packages=(
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libboost-program-options-dev libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libxxhash-dev zlib1g-dev libjpeg62-turbo-dev libpng-dev libsentencepiece-dev
+  libicu-dev
   libopenblas0-openmp
   dataset-fashion-mnist
 )

@@ -11,6 +11,7 @@
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
+#include "slimtrain/data/hf_tokenizer.hpp"
 #include "slimtrain/data/shard.hpp"
 #include "slimtrain/data/text_check.hpp"
 #include "slimtrain/data/text_table.hpp"
@@ -51,20 +52,13 @@ struct TextOptions {
   std::int64_t max_length = 0;  // --max-length: tokens kept of a sample (0: all)
 };
 
-// One sample's ids: its text, or a pair joined by the tokenizer's separator; cut to max_length.
+// One sample's ids: its text, or a pair joined by the tokenizer's separator (or template);
+// cut to max_length.
 void encode(const Tokenizer& tokenizer, const data::TextRecord& record, const TextOptions& options,
             TextSplit& split, const std::string& where) {
-  const std::size_t before = split.ids.size();
-  for (std::size_t t = 0; t < record.texts.size(); ++t) {
-    if (t > 0) split.ids.push_back(static_cast<std::int32_t>(tokenizer.separator_id()));
-    tokenizer.encode(record.texts[t], split.ids);
-  }
-  const auto length = static_cast<std::int64_t>(split.ids.size() - before);
+  const std::int64_t length = tokenizer.encode_record(record.texts, options.max_length, split.ids);
   if (length == 0) SLIMTRAIN_THROW(DataError, where, ": the text encodes to no tokens");
-  if (options.max_length > 0 && length > options.max_length) {
-    split.ids.resize(before + static_cast<std::size_t>(options.max_length));
-    ++split.notes.cut;
-  }
+  if (options.max_length > 0 && length > options.max_length) ++split.notes.cut;
   if (length > split.notes.longest) {
     split.notes.longest = length;
     split.notes.longest_at = where;
@@ -310,11 +304,19 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(
         model, cl.has("tokenizer") ? "--tokenizer " + cl.get<std::string>("tokenizer")
                                    : "the trained tokenizer"));
-    if (columns.text.size() == 2 && tokenizer->separator_id() < 0)
+    if (columns.text.size() == 2 && !tokenizer->joins_pairs())
       SLIMTRAIN_THROW(ConfigError, "--tokenizer: ", cl.get<std::string>("tokenizer"),
                       " has no separator piece (<sep>, [SEP] or </s>) to join the two "
                       "--text-column texts of a pair");
   });
+  if (tokenizer->kind() == "huggingface" && !cl.has("max-length")) {
+    std::string source;  // the model's own limit, as transformers' truncation=True
+    const std::int64_t n = data::hf_default_max_length(cl.get<std::string>("tokenizer"), source);
+    if (n > 0) {
+      text.max_length = n;
+      log::info_rank0("prep text: --max-length ", n, " from ", source);
+    }
+  }
 
   comm::on_all_ranks(control, [&] {
     for (TextSplit& s : splits)
@@ -359,7 +361,7 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     rows.write_rows(bytes, H5T_NATIVE_UINT8, 0,
                     control.rank() == 0 ? static_cast<std::int64_t>(model.size()) : 0,
                     model.data());
-    data::write_string_attribute(bytes, "kind", {"sentencepiece"}, true);
+    data::write_string_attribute(bytes, "kind", {tokenizer->kind()}, true);
     data::write_string_attribute(
         bytes, "trained",
         {cl.has("tokenizer") ? "given by --tokenizer" : training.type + " on /train"}, true);

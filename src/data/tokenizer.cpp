@@ -9,6 +9,7 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/detail/sentencepiece_module.hpp"
+#include "slimtrain/data/hf_tokenizer.hpp"
 
 namespace slimtrain::data {
 namespace {
@@ -61,11 +62,18 @@ detail::MakeSentencePieceModule open_module() {
 }  // namespace
 
 Tokenizer::Tokenizer() : processor_(open_module()()) {}
+Tokenizer::Tokenizer(std::unique_ptr<HfTokenizer> hf) : hf_(std::move(hf)) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const std::string& model_bytes, const std::string& where) {
+  const std::size_t first = model_bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && model_bytes[first] == '{') {  // a tokenizer.json
+    Tokenizer t(std::make_unique<HfTokenizer>(HfTokenizer::parse(model_bytes, where)));
+    t.bytes_ = model_bytes;
+    return t;
+  }
   Tokenizer t;
   const std::string error = t.processor_->load(model_bytes);
   if (!error.empty())
@@ -171,6 +179,11 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts,
 }
 
 void Tokenizer::encode(const std::string& text, std::vector<std::int32_t>& ids) const {
+  if (hf_) {
+    const std::vector<std::int32_t> mine = hf_->encode_plain(text);
+    ids.insert(ids.end(), mine.begin(), mine.end());
+    return;
+  }
   // A long text in pieces cut at spaces: SentencePiece's pieces never span a space, so the ids
   // are the same, and its lattice stays the size of a piece (a 50 MB text took 2.9 GB whole).
   std::vector<int> piece_ids;
@@ -181,15 +194,44 @@ void Tokenizer::encode(const std::string& text, std::vector<std::int32_t>& ids) 
   });
 }
 
+std::int64_t Tokenizer::encode_record(const std::vector<std::string>& texts,
+                                      std::int64_t max_length,
+                                      std::vector<std::int32_t>& ids) const {
+  if (hf_) {
+    std::int64_t full = 0;
+    const std::vector<std::int32_t> mine = hf_->encode(texts, max_length, full);
+    ids.insert(ids.end(), mine.begin(), mine.end());
+    return full;
+  }
+  const std::size_t before = ids.size();
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    if (t > 0) ids.push_back(static_cast<std::int32_t>(separator_id()));
+    encode(texts[t], ids);
+  }
+  const auto full = static_cast<std::int64_t>(ids.size() - before);
+  if (max_length > 0 && full > max_length)
+    ids.resize(before + static_cast<std::size_t>(max_length));
+  return full;
+}
+
+bool Tokenizer::joins_pairs() const {
+  return hf_ ? hf_->joins_pairs() : separator_id() >= 0;
+}
+
+std::string Tokenizer::kind() const {
+  return hf_ ? "huggingface" : "sentencepiece";
+}
+
 std::int64_t Tokenizer::vocab_size() const {
-  return processor_->piece_size();
+  return hf_ ? hf_->vocab_size() : processor_->piece_size();
 }
 
 std::int64_t Tokenizer::pad_id() const {
-  return std::max(0, processor_->pad_id());
+  return hf_ ? hf_->pad_id() : std::max(0, processor_->pad_id());
 }
 
 std::int64_t Tokenizer::separator_id() const {
+  if (hf_) return -1;
   for (const char* piece : {"<sep>", "[SEP]", "</s>"}) {
     const int id = processor_->piece_to_id(piece);
     if (id >= 0 && id != processor_->unk_id() && processor_->id_to_piece(id) == piece) return id;

@@ -18,3 +18,7 @@ slimtrain_add_e2e(NAME e2e_predictions COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/predi
 # fine-tuning at np 2, resume at np 1, export --hf loaded by from_pretrained.
 slimtrain_add_e2e(NAME e2e_hf_models COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_models.sh
                   TIMEOUT 300 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+# prep text --tokenizer tokenizer.json: the tokenizers library's ids on hard texts, pairs and
+# cuts; unimplemented components refused; a BERT checkpoint fine-tuned on what it tokenized.
+slimtrain_add_e2e(NAME e2e_hf_tokenizer COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_tokenizer.sh
+                  TIMEOUT 300 LABELS data torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})

@@ -46,9 +46,15 @@ inline constexpr std::size_t kEncodePieceBytes = std::size_t{64} << 10;
  */
 inline constexpr std::size_t kTrainingSampleBytes = std::size_t{16} << 20;
 
+class HfTokenizer;
+
 class Tokenizer {
  public:
-  /** @brief DataError naming `where` when the bytes are no SentencePiece model. */
+  /**
+   * @brief A SentencePiece model's bytes, or a HuggingFace tokenizer.json's text (hf_tokenizer.hpp:
+   * no SentencePiece needed); DataError naming `where` when the bytes are neither, ConfigError
+   * naming the component a tokenizer.json needs that is not implemented.
+   */
   static Tokenizer load(const std::string& model_bytes, const std::string& where);
   /**
    * @brief Trains on `texts` (deterministic: the same texts give the same bytes). The model has
@@ -62,8 +68,20 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
 
-  /** @brief Appends the ids of `text` to `ids`. */
+  /** @brief Appends the ids of `text` to `ids` (no special tokens). */
   void encode(const std::string& text, std::vector<std::int32_t>& ids) const;
+  /**
+   * @brief Appends one sample's ids: a text, or a pair joined by the separator piece; a
+   * tokenizer.json adds its post-processor's special tokens ([CLS] A [SEP] B [SEP]). Cut to
+   * `max_length` tokens (0: all), the longer text of a pair first. Returns the length before the
+   * cut.
+   */
+  std::int64_t encode_record(const std::vector<std::string>& texts, std::int64_t max_length,
+                             std::vector<std::int32_t>& ids) const;
+  /** @brief Whether a pair of texts can be encoded (a separator piece, or a pair template). */
+  bool joins_pairs() const;
+  /** @brief "sentencepiece" or "huggingface": what the bytes are. */
+  std::string kind() const;
   std::int64_t vocab_size() const;
   /** @brief The model's pad piece, or 0 when it has none (the mask marks padding anyway). */
   std::int64_t pad_id() const;
@@ -76,7 +94,9 @@ class Tokenizer {
 
  private:
   Tokenizer();
+  explicit Tokenizer(std::unique_ptr<HfTokenizer> hf);
   std::unique_ptr<detail::SentencePieceModule> processor_;
+  std::unique_ptr<HfTokenizer> hf_;
   std::string bytes_;
 };
 

@@ -1,0 +1,22 @@
+// libFuzzer target: a HuggingFace tokenizer.json as `prep text --tokenizer` reads it (its JSON,
+// the model's vocabulary, normalizer, pre-tokenizer, post-processor and added tokens), then a
+// few texts through it: a pair, truncation, bytes that are not UTF-8.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/data/hf_tokenizer.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    const auto t = slimtrain::data::HfTokenizer::parse(
+        std::string(reinterpret_cast<const char*>(data), size), "fuzz/tokenizer.json");
+    std::int64_t full = 0;
+    t.encode({"Hello, WORLD! caf\xc3\xa9 \xe5\x8c\x97\xe4\xba\xac [MASK] \xff\t\n"}, 0, full);
+    t.encode({"a pair", "of texts"}, 4, full);
+    t.encode({""}, 1, full);
+  } catch (const slimtrain::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,60 @@
+#pragma once
+/**
+ * @brief A HuggingFace tokenizer.json read and run natively: the same ids as the tokenizers
+ * library for what it implements, exit 2 naming the component for what it does not.
+ *
+ * Implemented: added and special tokens (matched in the raw text, longest first); normalizers
+ * BertNormalizer, NFC, NFD, Lowercase, StripAccents and Sequence of them; pre-tokenizers
+ * BertPreTokenizer, Whitespace, WhitespaceSplit and Sequence of them; the WordPiece model;
+ * post-processors TemplateProcessing, BertProcessing and RobertaProcessing (single texts and
+ * pairs), and truncation to a maximum length, longest first, counting the special tokens.
+ */
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace slimtrain::data {
+
+class HfTokenizer {
+ public:
+  /** @brief Parses tokenizer.json's text; ConfigError naming `where` and the component. */
+  static HfTokenizer parse(const std::string& json, const std::string& where);
+  HfTokenizer(HfTokenizer&&) noexcept;
+  HfTokenizer& operator=(HfTokenizer&&) noexcept;
+  ~HfTokenizer();
+
+  /** @brief The ids of one text without special tokens (encode(text, add_special_tokens=False)). */
+  std::vector<std::int32_t> encode_plain(const std::string& text) const;
+  /**
+   * @brief The ids of one text or a pair with the post-processor's special tokens, cut to
+   * `max_length` tokens in all (0: no limit) the longer text first; `full_length` is the length
+   * before the cut.
+   */
+  std::vector<std::int32_t> encode(const std::vector<std::string>& texts, std::int64_t max_length,
+                                   std::int64_t& full_length) const;
+  /** @brief One past the largest id (vocabulary and added tokens). */
+  std::int64_t vocab_size() const;
+  /** @brief The id of [PAD], <pad> or the padding section's token; 0 when it has none. */
+  std::int64_t pad_id() const;
+  /** @brief Special tokens a pair template adds, so a pair needs no separator of its own. */
+  bool joins_pairs() const;
+  /** @brief "WordPiece, 30522 tokens, BertNormalizer, BertPreTokenizer, TemplateProcessing" */
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  HfTokenizer();
+  static HfTokenizer parse_json(const std::string& json, const std::string& where);
+  std::unique_ptr<Impl> impl_;
+};
+
+/**
+ * @brief The longest sample the model beside a tokenizer.json takes: tokenizer_config.json's
+ * model_max_length, else config.json's max_position_embeddings (RoBERTa's less its offset);
+ * 0 when neither says (transformers writes a huge model_max_length for "no limit"). `source`
+ * names the file and key it came from.
+ */
+std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::string& source);
+
+}  // namespace slimtrain::data

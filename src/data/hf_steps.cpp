@@ -1,0 +1,209 @@
+#include "slimtrain/data/hf_steps.hpp"
+
+#include "slimtrain/core/error.hpp"
+#include "slimtrain/data/hf_unicode.hpp"
+
+namespace slimtrain::data::hf {
+namespace {
+
+std::string type_of(const nlohmann::json& j, const std::string& where, const char* section) {
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
+    SLIMTRAIN_THROW(ConfigError, where, ": the ", section, " has no \"type\"");
+  return j["type"].get<std::string>();
+}
+
+std::u32string without_accents(const std::u32string& text) {
+  std::u32string out;
+  for (const char32_t c : nfd(text))
+    if (!is_nonspacing_mark(c)) out.push_back(c);
+  return out;
+}
+
+std::u32string lower(const std::u32string& text) {
+  std::u32string out;
+  out.reserve(text.size());
+  for (const char32_t c : text) out += lowercase(c);
+  return out;
+}
+
+// BERT's: control characters dropped, whitespace made a space, CJK ideographs spaced apart,
+// accents stripped (after NFD), lowercased: in that order, as the tokenizers library does.
+std::u32string bert_normalize(const Normalizer& n, const std::u32string& text) {
+  std::u32string out;
+  out.reserve(text.size());
+  for (const char32_t c : text) {
+    if (n.clean_text) {
+      if (c == 0 || c == 0xFFFD || is_control(c)) continue;
+      if (is_whitespace(c)) {
+        out.push_back(' ');
+        continue;
+      }
+    }
+    if (n.chinese && is_cjk(c)) {
+      out.push_back(' ');
+      out.push_back(c);
+      out.push_back(' ');
+      continue;
+    }
+    out.push_back(c);
+  }
+  if (n.strip_accents) out = without_accents(out);
+  if (n.lowercase) out = lower(out);
+  return out;
+}
+
+// Splits every word at whitespace (dropped) and, for BERT's, around each punctuation character.
+std::vector<std::u32string> split_words(const std::vector<std::u32string>& words, bool punctuation,
+                                        bool word_classes) {
+  std::vector<std::u32string> out;
+  for (const std::u32string& word : words) {
+    std::u32string current;
+    int current_class = -1;  // Whitespace: runs of \w and of other non-space characters
+    auto flush = [&] {
+      if (!current.empty()) out.push_back(current);
+      current.clear();
+    };
+    for (const char32_t c : word) {
+      if (is_whitespace(c)) {
+        flush();
+        continue;
+      }
+      if (punctuation && is_punctuation(c)) {
+        flush();
+        out.push_back(std::u32string(1, c));
+        continue;
+      }
+      if (word_classes) {
+        const int cls = is_word_character(c) ? 1 : 0;
+        if (cls != current_class) flush();
+        current_class = cls;
+      }
+      current.push_back(c);
+    }
+    flush();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::u32string Normalizer::apply(std::u32string text) const {
+  if (type.empty()) return text;
+  if (type == "BertNormalizer") return bert_normalize(*this, text);
+  if (type == "NFC") return nfc(text);
+  if (type == "NFD") return nfd(text);
+  if (type == "Lowercase") return lower(text);
+  if (type == "StripAccents") return without_accents(text);
+  for (const Normalizer& step : steps) text = step.apply(std::move(text));  // Sequence
+  return text;
+}
+
+Normalizer parse_normalizer(const nlohmann::json& j, const std::string& where) {
+  Normalizer n;
+  if (j.is_null()) return n;
+  n.type = type_of(j, where, "normalizer");
+  if (n.type == "BertNormalizer") {
+    n.clean_text = j.value("clean_text", true);
+    n.chinese = j.value("handle_chinese_chars", true);
+    n.lowercase = j.value("lowercase", true);
+    // strip_accents null: as lowercase says (BERT's uncased models strip, cased ones do not).
+    n.strip_accents = j.contains("strip_accents") && j["strip_accents"].is_boolean()
+                          ? j["strip_accents"].get<bool>()
+                          : n.lowercase;
+  } else if (n.type == "Sequence") {
+    if (!j.contains("normalizers") || !j["normalizers"].is_array())
+      SLIMTRAIN_THROW(ConfigError, where, ": a Sequence normalizer without \"normalizers\"");
+    for (const auto& step : j["normalizers"]) n.steps.push_back(parse_normalizer(step, where));
+  } else if (n.type != "NFC" && n.type != "NFD" && n.type != "Lowercase" &&
+             n.type != "StripAccents") {
+    SLIMTRAIN_THROW(ConfigError, where, ": normalizer ", n.type,
+                    " is not implemented (BertNormalizer, NFC, NFD, Lowercase, StripAccents, "
+                    "Sequence)");
+  }
+  return n;
+}
+
+std::vector<std::u32string> PreTokenizer::apply(std::vector<std::u32string> words) const {
+  if (type.empty()) return words;
+  if (type == "BertPreTokenizer") return split_words(words, true, false);
+  if (type == "WhitespaceSplit") return split_words(words, false, false);
+  if (type == "Whitespace") return split_words(words, false, true);
+  for (const PreTokenizer& step : steps) words = step.apply(std::move(words));  // Sequence
+  return words;
+}
+
+PreTokenizer parse_pre_tokenizer(const nlohmann::json& j, const std::string& where) {
+  PreTokenizer p;
+  if (j.is_null()) return p;
+  p.type = type_of(j, where, "pre_tokenizer");
+  if (p.type == "Sequence") {
+    if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array())
+      SLIMTRAIN_THROW(ConfigError, where, ": a Sequence pre_tokenizer without \"pretokenizers\"");
+    for (const auto& step : j["pretokenizers"]) p.steps.push_back(parse_pre_tokenizer(step, where));
+  } else if (p.type != "BertPreTokenizer" && p.type != "WhitespaceSplit" &&
+             p.type != "Whitespace") {
+    SLIMTRAIN_THROW(ConfigError, where, ": pre_tokenizer ", p.type,
+                    " is not implemented (BertPreTokenizer, WhitespaceSplit, Whitespace, "
+                    "Sequence)");
+  }
+  return p;
+}
+
+WordPiece::WordPiece(const nlohmann::json& model, const std::string& where) {
+  if (!model.contains("vocab") || !model["vocab"].is_object())
+    SLIMTRAIN_THROW(ConfigError, where, ": the WordPiece model has no \"vocab\" object");
+  for (const auto& [token, id] : model["vocab"].items()) {
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > INT32_MAX)
+      SLIMTRAIN_THROW(ConfigError, where, ": vocab entry \"", token, "\" has id ", id.dump());
+    const auto value = id.get<std::int32_t>();
+    vocab_[token] = value;
+    if (value > max_id_) max_id_ = value;
+  }
+  const std::string unk = model.value("unk_token", std::string("[UNK]"));
+  const auto found = vocab_.find(unk);
+  if (found == vocab_.end())
+    SLIMTRAIN_THROW(ConfigError, where, ": the unknown token \"", unk, "\" is not in the vocab");
+  unk_ = found->second;
+  if (model.contains("continuing_subword_prefix") && model["continuing_subword_prefix"].is_string())
+    prefix_ = model["continuing_subword_prefix"].get<std::string>();
+  if (model.contains("max_input_chars_per_word") &&
+      model["max_input_chars_per_word"].is_number_unsigned())
+    max_chars_ = model["max_input_chars_per_word"].get<std::size_t>();
+}
+
+std::int64_t WordPiece::id_of(const std::string& token) const {
+  const auto found = vocab_.find(token);
+  return found == vocab_.end() ? -1 : found->second;
+}
+
+void WordPiece::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const {
+  if (word.size() > max_chars_) {
+    ids.push_back(unk_);
+    return;
+  }
+  const std::size_t before = ids.size();
+  std::size_t start = 0;
+  while (start < word.size()) {
+    std::size_t end = word.size();
+    std::int32_t found = -1;
+    while (start < end) {
+      std::string piece = encode_utf8(word.substr(start, end - start));
+      if (start > 0) piece = prefix_ + piece;
+      const auto at = vocab_.find(piece);
+      if (at != vocab_.end()) {
+        found = at->second;
+        break;
+      }
+      --end;
+    }
+    if (found < 0) {  // no piece fits: the whole word is unknown
+      ids.resize(before);
+      ids.push_back(unk_);
+      return;
+    }
+    ids.push_back(found);
+    start = end;
+  }
+}
+
+}  // namespace slimtrain::data::hf

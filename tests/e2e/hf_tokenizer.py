@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""HuggingFace tokenizers trained here (on Debian's fortunes and the texts below; nothing
+downloaded) and slimtrain's token ids checked against the tokenizers library, for
+hf_tokenizer.sh.
+
+  hf_tokenizer.py make DIR    DIR/uncased/ and DIR/cased/: tokenizer.json (WordPiece, BERT's
+                              normalizer, pre-tokenizer and [CLS] $A [SEP] template) and
+                              tokenizer_config.json (model_max_length 48); DIR/texts.csv (the
+                              hard texts, label a or b), DIR/pairs.csv (two texts and a label);
+                              DIR/bad-*.json (a BPE model, a Precompiled normalizer, broken JSON)
+  hf_tokenizer.py bert DIR    DIR/bert/: a small random BertForSequenceClassification
+                              (save_pretrained) with the uncased tokenizer beside it, and
+                              DIR/reviews-{train,test}.csv: fortunes' sentences marked by a word
+                              of their class (good or bad words)
+  hf_tokenizer.py same TOKENIZER CSV OUT.h5 MAXLEN [pair]
+                              /train/inputs/input_ids of OUT.h5 equal tokenizers' encode() of
+                              each row (truncated to MAXLEN, longest first), row for row
+"""
+import csv
+import glob
+import json
+import sys
+
+import h5py
+import numpy as np
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+HARD = [
+    "Hello, World! This is a plain sentence.",
+    "Ελληνικά κείμενα και Кириллица: съешь же ещё этих мягких булок",
+    "العربية نص تجريبي مع أرقام ١٢٣",
+    "हिन्दी पाठ और বাংলা লেখা",
+    "中文文本测试，北京欢迎你！日本語のテキスト、カタカナ。한국어 텍스트입니다",
+    "ภาษาไทยไม่มีช่องว่างระหว่างคำ",
+    "emoji 😀🎉👍🏽 and 👨‍👩‍👧 families ❤️",
+    "combining: cafe\u0301 nai\u0308ve re\u0301sume\u0301 Ångström ÉCOLE Straße İstanbul ΣΊΣΥΦΟΣ",
+    "a" * 150 + " pneumonoultramicroscopicsilicovolcanoconiosis " + "ab" * 60,
+    "runs   of    spaces\t\ttabs\tand\nnew\nlines\r\nand\u00a0nbsp\u2003em\u200bzero-width",
+    "\u3000",  # whitespace alone: normalised to the empty string (prep refuses a record of no bytes)
+    "\u00a0 \u2003",
+    "control\x07bell and \x01 soh and \u200e marks",
+    "specials inline: [MASK] and [SEP] and [UNK] here",
+    "punctuation!!! ... ??? «quotes» „more“ — dashes – and ¿questions? 1,234.56 $100 #tag @user",
+    "MiXeD CaSe WoRdS and numbers 12345 67890 3.14159",
+]
+
+
+def corpus():
+    texts = list(HARD)
+    for path in sorted(glob.glob("/usr/share/games/fortunes/*"))[:12]:
+        if path.endswith((".dat", ".u8")):
+            continue
+        try:
+            texts += open(path, encoding="utf-8", errors="replace").read().split("\n%\n")[:400]
+        except OSError:
+            pass
+    return texts
+
+
+def wordpiece(lowercase):
+    t = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    t.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                              strip_accents=None, lowercase=lowercase)
+    t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    t.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=600, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    t.train_from_iterator(corpus(), trainer)
+    cls, sep = t.token_to_id("[CLS]"), t.token_to_id("[SEP]")
+    t.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return t
+
+
+def make(d):
+    import os
+    for name, lower in (("uncased", True), ("cased", False)):
+        os.makedirs(f"{d}/{name}", exist_ok=True)
+        wordpiece(lower).save(f"{d}/{name}/tokenizer.json")
+        json.dump({"model_max_length": 48, "tokenizer_class": "BertTokenizer"},
+                  open(f"{d}/{name}/tokenizer_config.json", "w"))
+    with open(f"{d}/texts.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["text", "label"])
+        for i, text in enumerate(HARD * 2):
+            w.writerow([text, "ab"[i % 2]])
+    with open(f"{d}/pairs.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["first", "second", "label"])
+        for i, text in enumerate(HARD):
+            w.writerow([text, HARD[(i + 3) % len(HARD)], "ab"[i % 2]])
+    good = json.load(open(f"{d}/uncased/tokenizer.json"))
+    bpe = dict(good, model={"type": "BPE", "vocab": {}, "merges": []})
+    json.dump(bpe, open(f"{d}/bad-bpe.json", "w"))
+    json.dump(dict(good, normalizer={"type": "Precompiled", "precompiled_charsmap": ""}),
+              open(f"{d}/bad-normalizer.json", "w"))
+    open(f"{d}/bad-broken.json", "w").write(json.dumps(good)[:500])
+
+
+def bert(d):
+    import os
+    import random
+    import shutil
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+    torch.manual_seed(3)
+    vocab = Tokenizer.from_file(f"{d}/uncased/tokenizer.json").get_vocab_size()
+    config = BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=64, num_labels=2)
+    BertForSequenceClassification(config).save_pretrained(f"{d}/bert")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(f"{d}/uncased/{name}", f"{d}/bert/{name}")
+    words = {"good": ["wonderful", "excellent", "great", "lovely"],
+             "bad": ["terrible", "awful", "horrible", "dreadful"]}
+    lines = [l.strip() for t in corpus()[len(HARD):] for l in t.split("\n") if len(l.split()) > 3]
+    rng = random.Random(3)
+    for split, n in (("train", 600), ("test", 200)):
+        with open(f"{d}/reviews-{split}.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["review", "sentiment"])
+            for _ in range(n):
+                label = rng.choice(["good", "bad"])
+                tokens = rng.choice(lines).split()[:20]
+                tokens.insert(rng.randrange(len(tokens) + 1), rng.choice(words[label]))
+                w.writerow([" ".join(tokens), label])
+
+
+def same(tokenizer, table, out, max_length, pair=None):
+    t = Tokenizer.from_file(tokenizer)
+    t.enable_truncation(int(max_length), strategy="longest_first")
+    with open(table, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))[1:]
+    with h5py.File(out, "r") as f:
+        ids = f["train/inputs/input_ids"]
+        values, offsets = ids["values"][()], ids["offsets"][()]
+    assert len(offsets) - 1 == len(rows), (len(offsets) - 1, len(rows))
+    cut = 0
+    for i, row in enumerate(rows):
+        want = (t.encode(row[0], row[1]) if pair else t.encode(row[0])).ids
+        got = values[offsets[i]:offsets[i + 1]].tolist()
+        assert got == want, f"row {i} {row[0][:40]!r}: slimtrain {got} tokenizers {want}"
+        cut += len(want) == int(max_length)
+    print(f"{len(rows)} rows, the same ids as tokenizers ({cut} cut at {max_length})")
+
+
+if __name__ == "__main__":
+    {"make": make, "bert": bert, "same": same}[sys.argv[1]](*sys.argv[2:])

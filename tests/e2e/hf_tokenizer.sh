@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# prep text --tokenizer DIR/tokenizer.json against HuggingFace's tokenizers library (the venv's
+# Python, SLIMTRAIN_TORCH_PYTHON), on WordPiece tokenizers trained here on Debian's fortunes:
+# - the same ids, row for row, for texts in Greek, Cyrillic, Arabic, Devanagari, Bengali, CJK,
+#   Thai, emoji (with modifiers and joiners), combining accents, words of 150 characters, runs of
+#   whitespace, tabs and newlines, text that normalises to nothing, control characters and
+#   special tokens written in the text; uncased (accents stripped) and cased; pairs through the
+#   template; --max-length from tokenizer_config.json, and cuts longest first;
+# - a tokenizer.json naming a model or normalizer not implemented, or not JSON: exit 2 naming it;
+# - end to end: a BERT checkpoint with its tokenizer beside it fine-tuned at np 2 on a file
+#   prep text made with it; export --hf copies the tokenizer files.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+PY2=${SLIMTRAIN_TORCH_PYTHON:-}
+[ -n "$PY2" ] && "$PY2" -c "import tokenizers, transformers, h5py" 2>/dev/null ||
+  { echo "skipped: no Python with tokenizers, transformers and h5py (SLIMTRAIN_TORCH_PYTHON='$PY2'; scripts/install-deps.sh --torch pip makes .torch-venv)"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tok="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_tokenizer.py"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
+"$PY2" "$tok" make "$work" > /dev/null 2>&1 || { "$PY2" "$tok" make "$work"; exit 1; }
+np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
+prep=(prep text --train "$work/texts.csv" --text-column text --label-column label)
+
+check "prep text --tokenizer uncased/tokenizer.json" expect_rc 0 "$S" "${prep[@]}" \
+  --tokenizer "$work/uncased/tokenizer.json" -o "$work/u.h5"
+check "  --max-length from tokenizer_config.json" contains "max-length 48 from $work/uncased/tokenizer_config.json (model_max_length)"
+check "  the ids of tokenizers, row for row" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/texts.csv" "$work/u.h5" 48
+check "cased, every token kept (--max-length 0), at np 2" expect_rc 0 np 2 "$S" "${prep[@]}" \
+  --tokenizer "$work/cased/tokenizer.json" --max-length 0 -o "$work/c.h5"
+check "  the ids of tokenizers" "$PY2" "$tok" same "$work/cased/tokenizer.json" "$work/texts.csv" "$work/c.h5" 100000
+check "  the file says which tokenizer" expect_rc 0 "$S" inspect "$work/c.h5"
+check "    huggingface" contains "huggingface"
+for n in 20 7; do
+  check "pairs, --max-length $n" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
+    --text-column second --label-column label --tokenizer "$work/uncased/tokenizer.json" --max-length $n -o "$work/p$n.h5"
+  check "  the ids of tokenizers: [CLS] A [SEP] B [SEP], the longer cut first" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/pairs.csv" "$work/p$n.h5" $n pair
+done
+check "a BPE model: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-bpe.json" -o "$work/x.h5"
+check "  naming it" contains "bad-bpe.json: model BPE is not implemented"
+check "a Precompiled normalizer: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
+check "  naming it" contains "bad-normalizer.json: normalizer Precompiled is not implemented"
+check "a tokenizer.json cut short: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-broken.json" -o "$work/x.h5"
+check "  naming the file" contains "bad-broken.json: is not JSON"
+check "  nothing written" eval '[ ! -e "$work/x.h5" ]'
+
+"$PY2" "$tok" bert "$work" > /dev/null 2>&1 || { "$PY2" "$tok" bert "$work"; exit 1; }
+check "end to end: prep text with the checkpoint's tokenizer" expect_rc 0 np 2 "$S" prep text \
+  --train "$work/reviews-train.csv" --test "$work/reviews-test.csv" --text-column review \
+  --label-column sentiment --tokenizer "$work/bert/tokenizer.json" -o "$work/reviews.h5"
+check "  fine-tuning it at np 2" expect_rc 0 np 2 "$S" train --data "$work/reviews.h5" \
+  --model "hf:$work/bert" --optimizer adamw --lr 3e-3 --epochs 6 --batch-size 16 --threads 1 \
+  --out "$work/run"
+check "  learns the class words" json_is "$(events "$work/run" done)" 'e["final"]["accuracy"] > 0.8'
+check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
+check "    copies the tokenizer beside the weights" eval '[ "$(ls "$work/exported" | tr "\n" " ")" = "config.json model.safetensors tokenizer.json tokenizer_config.json " ]'
+finish
