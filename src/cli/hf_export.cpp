@@ -33,6 +33,7 @@ nlohmann::json exported_config(const model::ModelSpec& spec,
   nlohmann::json config = nlohmann::json::parse(spec.hf_config);
   const std::string type = config.value("model_type", "bert");
   config["architectures"] = {type == "roberta" ? "RobertaForSequenceClassification"
+                             : type == "vit"   ? "ViTForImageClassification"
                                                : "BertForSequenceClassification"};
   nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
   for (std::int64_t i = 0; i < spec.num_classes; ++i) {

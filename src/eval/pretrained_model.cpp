@@ -6,7 +6,8 @@
 #include "slimtrain/ckpt/safetensors.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
-#include "slimtrain/model/hf_bert.hpp"
+#include "slimtrain/data/named_inputs.hpp"
+#include "slimtrain/model/hf_classifier.hpp"
 #include "slimtrain/model/hf_config.hpp"
 
 namespace slimtrain::eval {
@@ -33,20 +34,34 @@ std::string shape_text(c10::IntArrayRef sizes) {
 
 }  // namespace
 
+void check_hf_inputs(const model::ModelSpec& spec, const data::DatasetInfo& info) {
+  const bool vit = model::hf_config_of(spec).is_vit();
+  if (vit && info.named())
+    SLIMTRAIN_THROW(ConfigError, "--model ", spec.model_option(),
+                    ": a ViT reads images, a "
+                    "layout-1 file's x (prep images); ",
+                    info.path, " has named inputs (", data::describe_inputs(info.inputs), ")");
+  if (!vit && !info.named())
+    SLIMTRAIN_THROW(ConfigError, "--model ", spec.model_option(),
+                    ": reads input_ids of a layout-2 file from prep text; ", info.path,
+                    " has one input x (layout 1)");
+}
+
 PretrainedLoad load_pretrained_weights(model::ClassifierImpl& net, const std::string& dir) {
-  auto* bert = dynamic_cast<model::HfBertImpl*>(&net);
-  if (bert == nullptr)
+  auto* hf = dynamic_cast<model::HfClassifierImpl*>(&net);
+  if (hf == nullptr)
     SLIMTRAIN_THROW(Error, "load_pretrained_weights: ", net.spec().model_option(),
                     " is not a HuggingFace model");
   ckpt::SafetensorsSet set(dir);
   const std::string where = set.files().size() == 1
                                 ? set.files().front()
                                 : dir + " (" + std::to_string(set.files().size()) + " files)";
-  const std::string prefix = bert->config().base_prefix();
-  const std::vector<std::string> heads = bert->head_names();
+  const std::string prefix = hf->config().base_prefix();
+  const std::vector<std::string> heads = hf->head_names();
+  const std::string optional = hf->optional_prefix();
   const auto is_head = [&](const std::string& n) {
     return std::find(heads.begin(), heads.end(), n) != heads.end() ||
-           starts_with(n, prefix + "pooler.");
+           (!optional.empty() && starts_with(n, optional));
   };
   PretrainedLoad out;
   std::set<std::string> used;
@@ -89,7 +104,7 @@ PretrainedLoad load_pretrained_weights(model::ClassifierImpl& net, const std::st
     }
     SLIMTRAIN_THROW(DataError, where, ": holds tensor ", name, " (",
                     shape_text(set.entry(name).shape), "), which no part of ",
-                    net.spec().model_option(), " (", bert->config().describe(), ") has");
+                    net.spec().model_option(), " (", hf->config().describe(), ") has");
   }
   return out;
 }
@@ -111,11 +126,7 @@ model::ModelSpec pretrained_spec(const std::string& model_option, const data::Da
   spec.hf_config = model::load_hf_config(spec.hf_dir);
   spec.input_shape = info.input_shape();
   spec.num_classes = info.num_classes;
-  if (!info.named())
-    SLIMTRAIN_THROW(ConfigError, "--model ", model_option,
-                    ": reads input_ids of a layout-2 file "
-                    "from prep text; ",
-                    info.path, " has one input x (layout 1)");
+  check_hf_inputs(spec, info);
   for (const data::InputInfo& in : info.inputs)
     if (in.name == "input_ids") spec.vocab_size = in.vocab_size;
   return spec;

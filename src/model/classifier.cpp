@@ -5,7 +5,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/cnn_bn.hpp"
 #include "slimtrain/model/cnn_small.hpp"
-#include "slimtrain/model/hf_bert.hpp"
+#include "slimtrain/model/hf_classifier.hpp"
 #include "slimtrain/model/mlp.hpp"
 #include "slimtrain/model/text_models.hpp"
 #include "slimtrain/model/torchscript.hpp"
@@ -106,7 +106,7 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   if (spec.name == "text-bow") return std::make_shared<TextBowImpl>(spec);
   if (spec.name == "text-transformer") return std::make_shared<TextTransformerImpl>(spec);
   if (spec.name == "torchscript") return std::make_shared<TorchScriptClassifierImpl>(spec);
-  if (spec.name == "hf") return std::make_shared<HfBertImpl>(spec);
+  if (spec.name == "hf") return make_hf_model(spec);
   SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
                   "' (choose mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer, "
                   "torchscript:PATH.pt or hf:DIR)");

@@ -16,63 +16,37 @@ const torch::Tensor* find(const NamedInputs& inputs, const std::string& name) {
   return nullptr;
 }
 
-// A child module under `name`, holding others: the dotted names transformers gives.
 std::shared_ptr<nn::Module> group(nn::Module& parent, const std::string& name) {
-  return parent.register_module(name, std::make_shared<nn::Module>());
-}
-
-HfConfig config_of(const ModelSpec& spec) {
-  try {
-    return parse_hf_config(nlohmann::json::parse(spec.hf_config), "--model " + spec.model_option());
-  } catch (const nlohmann::json::exception& e) {
-    SLIMTRAIN_THROW(ConfigError, "--model ", spec.model_option(),
-                    ": its config is not JSON: ", e.what());
-  }
+  return hf_group(parent, name);
 }
 
 }  // namespace
 
-nn::Linear HfBertImpl::add_linear(nn::Module& parent, const std::string& name, std::int64_t in,
-                                  std::int64_t out) {
-  auto layer = parent.register_module(name, nn::Linear(in, out));
-  // transformers' _init_weights: N(0, initializer_range) weights, zero biases.
-  torch::NoGradGuard no_grad;
-  layer->weight.normal_(0.0, config_.initializer_range);
-  layer->bias.zero_();
-  return layer;
-}
-
-nn::LayerNorm HfBertImpl::add_norm(nn::Module& parent) {
-  return parent.register_module(
-      "LayerNorm",
-      nn::LayerNorm(nn::LayerNormOptions({config_.hidden_size}).eps(config_.layer_norm_eps)));
-}
-
 HfBertImpl::HfBertImpl(const ModelSpec& spec)
-    : ClassifierImpl(spec), config_(config_of(spec)), inputs_{"input_ids", "attention_mask"} {
-  if (spec.vocab_size > config_.vocab_size)
+    : HfClassifierImpl(spec, hf_config_of(spec)), inputs_{"input_ids", "attention_mask"} {
+  if (spec.vocab_size > config().vocab_size)
     SLIMTRAIN_THROW(ConfigError, "--model ", spec.model_option(), ": the data's input_ids have ",
                     spec.vocab_size, " token ids but the model's vocabulary has ",
-                    config_.vocab_size,
+                    config().vocab_size,
                     "; prepare the text with this checkpoint's tokenizer (--tokenizer)");
-  const std::int64_t h = config_.hidden_size;
-  auto base = group(*this, config_.model_type);
+  const std::int64_t h = config().hidden_size;
+  auto base = group(*this, config().model_type);
   auto embeddings = group(*base, "embeddings");
   words_ = embeddings->register_module("word_embeddings",
-                                       nn::Embedding(nn::EmbeddingOptions(config_.vocab_size, h)));
+                                       nn::Embedding(nn::EmbeddingOptions(config().vocab_size, h)));
   positions_ = embeddings->register_module("position_embeddings",
-                                           nn::Embedding(config_.max_position_embeddings, h));
+                                           nn::Embedding(config().max_position_embeddings, h));
   token_types_ = embeddings->register_module("token_type_embeddings",
-                                             nn::Embedding(config_.type_vocab_size, h));
+                                             nn::Embedding(config().type_vocab_size, h));
   {
     torch::NoGradGuard no_grad;
     for (auto* e : {&words_, &positions_, &token_types_})
-      (*e)->weight.normal_(0.0, config_.initializer_range);
+      (*e)->weight.normal_(0.0, config().initializer_range);
   }
   embedding_norm_ = add_norm(*embeddings);
   auto encoder = group(*base, "encoder");
   auto list = encoder->register_module("layer", nn::ModuleList());
-  for (std::int64_t i = 0; i < config_.num_hidden_layers; ++i) {
+  for (std::int64_t i = 0; i < config().num_hidden_layers; ++i) {
     auto block = std::make_shared<nn::Module>();
     list->push_back(block);
     auto attention = group(*block, "attention");
@@ -85,13 +59,13 @@ HfBertImpl::HfBertImpl(const ModelSpec& spec)
     l.attention_out = add_linear(*attention_output, "dense", h, h);
     l.attention_norm = add_norm(*attention_output);
     l.intermediate =
-        add_linear(*group(*block, "intermediate"), "dense", h, config_.intermediate_size);
+        add_linear(*group(*block, "intermediate"), "dense", h, config().intermediate_size);
     auto output = group(*block, "output");
-    l.output = add_linear(*output, "dense", config_.intermediate_size, h);
+    l.output = add_linear(*output, "dense", config().intermediate_size, h);
     l.output_norm = add_norm(*output);
     layers_.push_back(l);
   }
-  if (config_.model_type == "roberta") {
+  if (config().model_type == "roberta") {
     auto head = group(*this, "classifier");
     pooler_ = add_linear(*head, "dense", h, h);
     classifier_ = add_linear(*head, "out_proj", h, spec.num_classes);
@@ -102,33 +76,25 @@ HfBertImpl::HfBertImpl(const ModelSpec& spec)
 }
 
 std::vector<std::string> HfBertImpl::head_names() const {
-  if (config_.model_type == "roberta")
+  if (config().model_type == "roberta")
     return {"classifier.dense.weight", "classifier.dense.bias", "classifier.out_proj.weight",
             "classifier.out_proj.bias"};
   return {"classifier.weight", "classifier.bias"};
 }
 
-torch::Tensor HfBertImpl::activation(const torch::Tensor& x) const {
-  const std::string& act = config_.hidden_act;
-  if (act == "gelu") return torch::gelu(x);
-  if (act == "relu") return torch::relu(x);
-  if (act == "silu" || act == "swish") return torch::silu(x);
-  return torch::gelu(x, "tanh");  // gelu_new, gelu_pytorch_tanh
-}
-
 torch::Tensor HfBertImpl::layer_forward(Layer& l, const torch::Tensor& x,
                                         const torch::Tensor& padding) {
-  const std::int64_t b = x.size(0), t = x.size(1), heads = config_.num_attention_heads;
-  const std::int64_t d = config_.hidden_size / heads;
+  const std::int64_t b = x.size(0), t = x.size(1), heads = config().num_attention_heads;
+  const std::int64_t d = config().hidden_size / heads;
   auto split = [&](nn::Linear& proj) {
     return proj->forward(x).view({b, t, heads, d}).transpose(1, 2);
   };
-  const double p = is_training() ? config_.attention_dropout : 0.0;
+  const double p = is_training() ? config().attention_dropout : 0.0;
   const torch::Tensor context =
       attention(split(l.query), split(l.key), split(l.value), padding, true, p)
           .transpose(1, 2)
-          .reshape({b, t, config_.hidden_size});
-  const double drop = config_.hidden_dropout;
+          .reshape({b, t, config().hidden_size});
+  const double drop = config().hidden_dropout;
   const torch::Tensor a = l.attention_norm->forward(
       torch::dropout(l.attention_out->forward(context), drop, is_training()) + x);
   const torch::Tensor f = l.output->forward(activation(l.intermediate->forward(a)));
@@ -138,15 +104,15 @@ torch::Tensor HfBertImpl::layer_forward(Layer& l, const torch::Tensor& x,
 torch::Tensor HfBertImpl::encode(const torch::Tensor& ids, const torch::Tensor& mask,
                                  const torch::Tensor& token_types) {
   const std::int64_t t = ids.size(1);
-  if (t > config_.max_length())
+  if (t > config().max_length())
     SLIMTRAIN_THROW(DataError, "--model ", spec().model_option(), ": a batch holds sequences of ",
-                    t, " tokens, past the model's ", config_.max_length(),
-                    " positions; cut them in prep (--max-length ", config_.max_length(), ")");
+                    t, " tokens, past the model's ", config().max_length(),
+                    " positions; cut them in prep (--max-length ", config().max_length(), ")");
   torch::Tensor positions;
-  if (config_.model_type == "roberta") {
+  if (config().model_type == "roberta") {
     // RoBERTa numbers the tokens that are not padding from pad_token_id + 1, as transformers does.
-    const torch::Tensor real = ids.ne(config_.pad_token_id).to(torch::kInt64);
-    positions = real.cumsum(1) * real + config_.pad_token_id;
+    const torch::Tensor real = ids.ne(config().pad_token_id).to(torch::kInt64);
+    positions = real.cumsum(1) * real + config().pad_token_id;
   } else {
     positions = torch::arange(t, ids.options().dtype(torch::kInt64)).unsqueeze(0);
   }
@@ -154,7 +120,7 @@ torch::Tensor HfBertImpl::encode(const torch::Tensor& ids, const torch::Tensor& 
       token_types.defined() ? token_types : torch::zeros_like(ids, ids.options());
   torch::Tensor x =
       words_->forward(ids) + positions_->forward(positions) + token_types_->forward(types);
-  x = torch::dropout(embedding_norm_->forward(x), config_.hidden_dropout, is_training());
+  x = torch::dropout(embedding_norm_->forward(x), config().hidden_dropout, is_training());
   // A sequence with no token keeps its first position, or no key would be left to attend to.
   torch::Tensor padding = mask == 0;
   padding.select(1, 0).masked_fill_(mask.sum(1) == 0, false);
@@ -177,10 +143,10 @@ Output HfBertImpl::forward_named(const NamedInputs& inputs, const torch::Tensor&
                     ids == nullptr ? "input_ids" : "attention_mask");
   const torch::Tensor* types = find(inputs, "token_type_ids");
   const torch::Tensor hidden = encode(*ids, *mask, types ? *types : torch::Tensor());
-  const double drop = config_.classifier_dropout;
+  const double drop = config().classifier_dropout;
   torch::Tensor first = hidden.select(1, 0);
   torch::Tensor pooled;
-  if (config_.model_type == "roberta")
+  if (config().model_type == "roberta")
     pooled = torch::tanh(pooler_->forward(torch::dropout(first, drop, is_training())));
   else
     pooled = torch::tanh(pooler_->forward(first));

@@ -10,9 +10,11 @@ namespace {
 
 std::int64_t positive(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.contains(key)) SLIMTRAIN_THROW(ConfigError, where, ": has no \"", key, "\"");
-  if (!j[key].is_number_integer() || j[key].get<std::int64_t>() < 1)
+  // 2^24: past every size a model has, short of sizes whose tensors could not be allocated.
+  if (!j[key].is_number_integer() || j[key].get<std::int64_t>() < 1 ||
+      j[key].get<std::int64_t>() > (std::int64_t{1} << 24))
     SLIMTRAIN_THROW(ConfigError, where, ": \"", key, "\" is ", j[key].dump(),
-                    ", not a positive integer");
+                    ", not a positive integer up to 2^24");
   return j[key].get<std::int64_t>();
 }
 
@@ -29,32 +31,53 @@ bool known_activation(const std::string& act) {
          act == "silu" || act == "swish";
 }
 
+HfConfig parse_config(const nlohmann::json& j, const std::string& where);
+
 }  // namespace
 
 std::string HfConfig::describe() const {
   std::ostringstream out;
   out << model_type << " hidden " << hidden_size << " layers " << num_hidden_layers << " heads "
-      << num_attention_heads << " vocab " << vocab_size;
+      << num_attention_heads;
+  if (is_vit())
+    out << " image " << num_channels << "x" << image_size << "x" << image_size << " patch "
+        << patch_size;
+  else
+    out << " vocab " << vocab_size;
   return out.str();
 }
 
 HfConfig parse_hf_config(const nlohmann::json& j, const std::string& where) {
+  try {
+    return parse_config(j, where);
+  } catch (const nlohmann::json::exception& e) {  // a field of another type than it should be
+    SLIMTRAIN_THROW(ConfigError, where, ": ", e.what());
+  }
+}
+
+namespace {
+
+HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) SLIMTRAIN_THROW(ConfigError, where, ": is not a JSON object");
   HfConfig c;
   if (!j.contains("model_type") || !j["model_type"].is_string())
     SLIMTRAIN_THROW(ConfigError, where, ": has no \"model_type\" string");
   c.model_type = j["model_type"].get<std::string>();
-  if (c.model_type != "bert" && c.model_type != "roberta")
+  if (c.model_type != "bert" && c.model_type != "roberta" && c.model_type != "vit")
     SLIMTRAIN_THROW(ConfigError, where, ": model_type \"", c.model_type,
-                    "\" has no native module in slimtrain (it has bert and roberta); train it "
+                    "\" has no native module in slimtrain (it has bert, roberta and vit); train it "
                     "through TorchScript (docs/models.md)");
+  const bool vit = c.is_vit();
   if (j.contains("architectures") && j["architectures"].is_array())
     for (const auto& a : j["architectures"]) {
       const std::string arch = a.is_string() ? a.get<std::string>() : a.dump();
       // Any head of the same encoder loads: the encoder's weights are what is reused.
-      if (arch.rfind("Bert", 0) != 0 && arch.rfind("Roberta", 0) != 0)
+      const bool known = vit ? arch.rfind("ViT", 0) == 0
+                             : arch.rfind("Bert", 0) == 0 || arch.rfind("Roberta", 0) == 0;
+      if (!known)
         SLIMTRAIN_THROW(ConfigError, where, ": architecture ", arch,
-                        " has no native module in slimtrain (it has BERT and RoBERTa encoders)");
+                        " has no native module in slimtrain (it has BERT, RoBERTa and ViT "
+                        "encoders)");
     }
   if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute")
     SLIMTRAIN_THROW(ConfigError, where, ": position_embedding_type ",
@@ -62,13 +85,24 @@ HfConfig parse_hf_config(const nlohmann::json& j, const std::string& where) {
                     " is not implemented (slimtrain's BERT has absolute positions)");
   if (j.value("is_decoder", false) || j.value("add_cross_attention", false))
     SLIMTRAIN_THROW(ConfigError, where, ": a decoder BERT (is_decoder) is not implemented");
-  c.vocab_size = positive(j, "vocab_size", where);
   c.hidden_size = positive(j, "hidden_size", where);
   c.num_hidden_layers = positive(j, "num_hidden_layers", where);
   c.num_attention_heads = positive(j, "num_attention_heads", where);
   c.intermediate_size = positive(j, "intermediate_size", where);
-  c.max_position_embeddings = positive(j, "max_position_embeddings", where);
-  c.type_vocab_size = positive(j, "type_vocab_size", where);
+  if (vit) {
+    c.image_size = positive(j, "image_size", where);
+    c.patch_size = positive(j, "patch_size", where);
+    c.num_channels = positive(j, "num_channels", where);
+    if (c.image_size % c.patch_size != 0)
+      SLIMTRAIN_THROW(ConfigError, where, ": image_size ", c.image_size,
+                      " is not a multiple of patch_size ", c.patch_size);
+    if (!j.value("qkv_bias", true))
+      SLIMTRAIN_THROW(ConfigError, where, ": qkv_bias false is not implemented");
+  } else {
+    c.vocab_size = positive(j, "vocab_size", where);
+    c.max_position_embeddings = positive(j, "max_position_embeddings", where);
+    c.type_vocab_size = positive(j, "type_vocab_size", where);
+  }
   if (c.hidden_size % c.num_attention_heads != 0)
     SLIMTRAIN_THROW(ConfigError, where, ": hidden_size ", c.hidden_size,
                     " is not a multiple of num_attention_heads ", c.num_attention_heads);
@@ -81,13 +115,14 @@ HfConfig parse_hf_config(const nlohmann::json& j, const std::string& where) {
                        : 0;
   c.layer_norm_eps = number_or(j, "layer_norm_eps", 1e-12, where);
   c.initializer_range = number_or(j, "initializer_range", 0.02, where);
-  c.hidden_dropout = number_or(j, "hidden_dropout_prob", 0.1, where);
-  c.attention_dropout = number_or(j, "attention_probs_dropout_prob", 0.1, where);
+  const double dropout = vit ? 0.0 : 0.1;  // transformers' defaults
+  c.hidden_dropout = number_or(j, "hidden_dropout_prob", dropout, where);
+  c.attention_dropout = number_or(j, "attention_probs_dropout_prob", dropout, where);
   c.classifier_dropout = number_or(j, "classifier_dropout", c.hidden_dropout, where);
   for (const double p : {c.hidden_dropout, c.attention_dropout, c.classifier_dropout})
     if (!(p >= 0.0 && p < 1.0))
       SLIMTRAIN_THROW(ConfigError, where, ": a dropout probability of ", p, " is outside [0, 1)");
-  if (c.max_length() < 1)
+  if (!vit && c.max_length() < 1)
     SLIMTRAIN_THROW(ConfigError, where, ": max_position_embeddings ", c.max_position_embeddings,
                     " leaves no position past pad_token_id ", c.pad_token_id);
   if (j.contains("id2label") && j["id2label"].is_object() && !j["id2label"].empty())
@@ -96,6 +131,8 @@ HfConfig parse_hf_config(const nlohmann::json& j, const std::string& where) {
     c.num_labels = j["num_labels"].get<std::int64_t>();
   return c;
 }
+
+}  // namespace
 
 std::string load_hf_config(const std::string& dir) {
   const std::string path = dir + "/config.json";

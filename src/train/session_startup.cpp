@@ -172,20 +172,24 @@ void match_inputs(Session& s) {
 void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
   const std::string name = model::parse_model_option(cfg.model).name;
-  const bool text = name == "text-bow" || name == "text-transformer" || name == "hf";
-  if (s.info.named() && name != "torchscript" && !text)
-    SLIMTRAIN_THROW(
-        ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
-        data::describe_inputs(s.info.inputs),
-        "), and built-in image and feature models read one input x; give a "
-        "TorchScript model (--model torchscript:FILE.pt) whose forward takes them by "
-        "name, text-bow or text-transformer for token sequences, or hf:DIR for a HuggingFace "
-        "checkpoint");
-  if (!s.info.named() && text)
-    SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model,
-                    ": reads token sequences (input_ids) of "
-                    "a layout-2 file from prep text; ",
-                    s.info.path, " has one input x (layout 1)");
+  if (name == "hf") {  // its config says what it reads
+    eval::check_hf_inputs(model_spec(cfg, s.info), s.info);
+  } else {
+    const bool text = name == "text-bow" || name == "text-transformer";
+    if (s.info.named() && name != "torchscript" && !text)
+      SLIMTRAIN_THROW(
+          ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
+          data::describe_inputs(s.info.inputs),
+          "), and built-in image and feature models read one input x; give a "
+          "TorchScript model (--model torchscript:FILE.pt) whose forward takes them by "
+          "name, text-bow or text-transformer for token sequences, or hf:DIR for a HuggingFace "
+          "checkpoint");
+    if (!s.info.named() && text)
+      SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model,
+                      ": reads token sequences (input_ids) of "
+                      "a layout-2 file from prep text; ",
+                      s.info.path, " has one input x (layout 1)");
+  }
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(model_spec(cfg, s.info));
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)

@@ -7,10 +7,14 @@ slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
                                bert, roberta, bert-bf16 (stored in bfloat16), bert-sharded
                                (model.safetensors.index.json), bert-base (BertModel: no "bert."
                                prefix, no classifier), bert-2labels (a head for 2 classes),
-                               bert-missing, bert-shape, bert-extra (damaged), gpt2 (no module)
+                               bert-missing, bert-shape, bert-extra (damaged), gpt2 (no module);
+                               DIR/images.h5 (layout 1: 3x16x16 uint8, mean and std 127.5, 4
+                               classes: a bright quadrant) and vit (ViTForImageClassification,
+                               patch 4)
   hf_models.py logits CKPT DATA SPLIT PRED.h5
                                /logits of PRED.h5 equal transformers' logits of CKPT (loaded in
-                               float32, eval mode), sequence by sequence unpadded, within 1e-4
+                               float32, eval mode), sequence by sequence unpadded (images as
+                               pixel_values (x - 127.5) / 127.5, as ViTImageProcessor), within 1e-4
   hf_models.py agree HFDIR DATA SPLIT PRED.h5
                                an exported checkpoint loads with from_pretrained and predicts
                                PRED.h5's classes (logits within 1e-4), its id2label the data's
@@ -25,7 +29,8 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from transformers import (AutoModelForSequenceClassification, BertConfig, BertForSequenceClassification,
-                          BertModel, RobertaConfig, RobertaForSequenceClassification)
+                          BertModel, RobertaConfig, RobertaForSequenceClassification, ViTConfig,
+                          ViTForImageClassification)
 
 CLASSES = ["one", "two", "three", "four"]
 
@@ -49,6 +54,24 @@ def write_data(path, rng):
             ids.attrs["vocab_size"] = 120
             ids.attrs["pad_id"] = 0
             f[split].create_dataset("y", data=labels.astype(np.int64))
+
+
+def write_images(path, rng):
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "slimtrain"
+        f.attrs["format_version"] = 1
+        f.attrs["num_classes"] = 4
+        f.attrs["class_names"] = CLASSES
+        for split, n in (("train", 512), ("test", 96)):
+            y = rng.integers(0, 4, n)
+            x = rng.integers(0, 150, (n, 3, 16, 16))
+            for i in range(n):
+                r, c = divmod(int(y[i]), 2)
+                x[i, :, 8 * r:8 * r + 8, 8 * c:8 * c + 8] += 100
+            ds = f.create_dataset(f"{split}/x", data=x.astype(np.uint8))
+            ds.attrs["mean"] = np.full(3, 127.5, np.float32)
+            ds.attrs["std"] = np.full(3, 127.5, np.float32)
+            f[split].create_dataset("y", data=y.astype(np.int64))
 
 
 def bert_config(**extra):
@@ -86,6 +109,10 @@ def make(d):
         else:
             t["bert.encoder.layer.0.adapter.weight"] = torch.zeros(4, 4)
         save_file(t, f"{out}/model.safetensors", metadata={"format": "pt"})
+    write_images(f"{d}/images.h5", np.random.default_rng(48))
+    ViTForImageClassification(ViTConfig(
+        image_size=16, patch_size=4, num_channels=3, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=64, num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/vit")
     os.makedirs(f"{d}/gpt2")
     with open(f"{d}/gpt2/config.json", "w") as f:
         json.dump({"model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"]}, f)
@@ -99,7 +126,14 @@ def sequences(data, split):
 
 
 def reference_logits(ckpt, data, split):
-    model = AutoModelForSequenceClassification.from_pretrained(ckpt, torch_dtype=torch.float32).eval()
+    config = json.load(open(f"{ckpt}/config.json"))
+    if config["model_type"] == "vit":
+        model = ViTForImageClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
+        with h5py.File(data, "r") as f:
+            pixels = (torch.from_numpy(f[f"{split}/x"][()]).float() - 127.5) / 127.5
+        with torch.no_grad():
+            return model(pixel_values=pixels).logits.numpy()
+    model = AutoModelForSequenceClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
     with torch.no_grad():
         return np.concatenate([model(input_ids=torch.tensor(s).unsqueeze(0)).logits.numpy()
                                for s in sequences(data, split)])
@@ -119,6 +153,9 @@ def logits(ckpt, data, split, pred):
 
 def agree(hfdir, data, split, pred):
     config = json.load(open(f"{hfdir}/config.json"))
+    arch = {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
+            "vit": "ViTForImageClassification"}[config["model_type"]]
+    assert config["architectures"] == [arch], config["architectures"]
     with h5py.File(data, "r") as f:
         names = [n.decode() if isinstance(n, bytes) else str(n) for n in f.attrs["class_names"]]
     assert [config["id2label"][str(i)] for i in range(len(names))] == names, config["id2label"]

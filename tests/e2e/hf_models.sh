@@ -7,7 +7,10 @@
 #   head created and a warning naming it; a missing, misshapen or unknown tensor, a model_type
 #   with no native module and a directory without config.json are exit 2 naming them;
 # - fine-tuning BERT at np 2 learns the marker tokens; resumed at np 1 it goes on; `export --hf`
-#   loads with from_pretrained, with the data's id2label, and predicts what eval wrote.
+#   loads with from_pretrained, with the data's id2label, and predicts what eval wrote;
+# - ViT: transformers' logits on a layout-1 image file's x as pixel_values; fine-tuned at np 2
+#   it learns; its export loads in transformers; a ViT on token sequences and BERT on images are
+#   exit 2 naming what each reads.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 PY2=${SLIMTRAIN_TORCH_PYTHON:-}
@@ -44,7 +47,7 @@ check "an unknown tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:
 check "  naming it" contains "holds tensor bert.encoder.layer.0.adapter.weight (\[4,4\]), which no part of"
 check "a model_type without a native module: exit 2" expect_rc 2 "$S" train --data "$D" \
   --model "hf:$work/gpt2" --max-steps 1 --out "$work/x"
-check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert and roberta)"
+check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta and vit)"
 check "no config.json: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/nowhere"
 check "  naming the file" contains "nowhere/config.json cannot be read"
 check "hf: with --checkpoint: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert" \
@@ -69,4 +72,21 @@ check "  --force replaces it" expect_rc 0 "$S" export --hf --force --checkpoint 
 check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data "$D" \
   --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
 check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
+
+check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
+  --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1
+check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/vit" "$work/images.h5" test "$work/p-vit.h5"
+check "  fine-tuned at np 2" expect_rc 0 np 2 "$S" train --data "$work/images.h5" \
+  --model "hf:$work/vit" --optimizer adamw --lr 2e-3 --epochs 8 --batch-size 16 --threads 1 \
+  --seed 5 --out "$work/run-vit"
+check "  learns the bright quadrant (majority class ~0.3)" json_is "$(events "$work/run-vit" done)" 'e["final"]["accuracy"] > 0.7'
+check "  eval --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" --checkpoint "$work/run-vit" \
+  --predictions "$work/p-run-vit.h5" --threads 1
+check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run-vit" -o "$work/exported-vit"
+check "    ViTForImageClassification.from_pretrained predicts what eval wrote" "$PY2" "$models" agree "$work/exported-vit" "$work/images.h5" test "$work/p-run-vit.h5"
+check "a ViT on token sequences: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/vit"
+check "  naming what it reads" contains "a ViT reads images, a layout-1 file's x"
+check "BERT on images: exit 2" expect_rc 2 "$S" train --data "$work/images.h5" --model "hf:$work/bert" \
+  --max-steps 1 --out "$work/x"
+check "  naming what it reads" contains "reads input_ids of a layout-2 file from prep text"
 finish

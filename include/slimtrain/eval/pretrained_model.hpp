@@ -43,6 +43,12 @@ std::string describe_created(const PretrainedLoad& load, const std::string& dir)
 CheckpointModel load_pretrained_model(const std::string& model_option,
                                       const data::DatasetInfo& info, bool log_rank0);
 
+/**
+ * @brief ConfigError naming --model and the file when `info`'s inputs are not what the model
+ * reads: images of a layout-1 file for a ViT, input_ids of a layout-2 file for the text encoders.
+ */
+void check_hf_inputs(const model::ModelSpec& spec, const data::DatasetInfo& info);
+
 /** @brief The spec of `model_option` for `info`: its config read from DIR, classes and vocab. */
 model::ModelSpec pretrained_spec(const std::string& model_option, const data::DatasetInfo& info);
 

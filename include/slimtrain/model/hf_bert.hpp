@@ -14,12 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "slimtrain/model/classifier.hpp"
-#include "slimtrain/model/hf_config.hpp"
+#include "slimtrain/model/hf_classifier.hpp"
 
 namespace slimtrain::model {
 
-class HfBertImpl final : public ClassifierImpl {
+class HfBertImpl final : public HfClassifierImpl {
  public:
   /** @brief Built from spec.hf_config, initialised as transformers initialises a new model. */
   explicit HfBertImpl(const ModelSpec& spec);
@@ -28,11 +27,9 @@ class HfBertImpl final : public ClassifierImpl {
   Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {}) override;
   std::vector<std::string> input_names() const override { return inputs_; }
   torch::Tensor embed(const torch::Tensor& x) override;
-  std::int64_t embedding_dim() const override { return config_.hidden_size; }
-  const HfConfig& config() const { return config_; }
-  /** @brief The names of the classification head's parameters: created, not loaded, when the
-   * checkpoint's head is missing or has another label count. */
-  std::vector<std::string> head_names() const;
+  std::int64_t embedding_dim() const override { return config().hidden_size; }
+  std::vector<std::string> head_names() const override;
+  std::string optional_prefix() const override { return config().base_prefix() + "pooler."; }
 
  private:
   struct Layer {
@@ -41,15 +38,10 @@ class HfBertImpl final : public ClassifierImpl {
     torch::nn::Linear intermediate{nullptr}, output{nullptr};
     torch::nn::LayerNorm output_norm{nullptr};
   };
-  torch::nn::Linear add_linear(torch::nn::Module& parent, const std::string& name, std::int64_t in,
-                               std::int64_t out);
-  torch::nn::LayerNorm add_norm(torch::nn::Module& parent);
   torch::Tensor encode(const torch::Tensor& ids, const torch::Tensor& mask,
                        const torch::Tensor& token_types);
   torch::Tensor layer_forward(Layer& l, const torch::Tensor& x, const torch::Tensor& padding);
-  torch::Tensor activation(const torch::Tensor& x) const;
 
-  HfConfig config_;
   std::vector<std::string> inputs_;
   torch::nn::Embedding words_{nullptr}, positions_{nullptr}, token_types_{nullptr};
   torch::nn::LayerNorm embedding_norm_{nullptr};

@@ -10,9 +10,9 @@
 
 namespace slimtrain::model {
 
-/** @brief The encoder families of BertForSequenceClassification and its small variations. */
+/** @brief The encoders of BertForSequenceClassification, its small variations, and ViT. */
 struct HfConfig {
-  std::string model_type;  ///< "bert" or "roberta"
+  std::string model_type;  ///< "bert", "roberta" or "vit"
   std::int64_t vocab_size = 0, hidden_size = 0, num_hidden_layers = 0, num_attention_heads = 0;
   std::int64_t intermediate_size = 0, max_position_embeddings = 0, type_vocab_size = 0;
   std::int64_t pad_token_id = 0;
@@ -20,6 +20,9 @@ struct HfConfig {
   double layer_norm_eps = 1e-12, initializer_range = 0.02;
   double hidden_dropout = 0.1, attention_dropout = 0.1, classifier_dropout = 0.1;
   std::int64_t num_labels = 2;  ///< the checkpoint's head (id2label's size when given)
+  std::int64_t image_size = 0, patch_size = 0, num_channels = 0;  ///< vit only
+
+  bool is_vit() const { return model_type == "vit"; }
 
   /** @brief The parameters' prefix in the checkpoint: "bert." or "roberta." */
   std::string base_prefix() const { return model_type + "."; }
