@@ -77,6 +77,17 @@ json.dump({"version": "1.0",
            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
                      "max_input_chars_per_word": 100, "vocab": vocab}},
           open(f"{out}/tokenizer_json/bert.json", "w"))
+# ... and a byte-level BPE one (Qwen2's shape: NFC, a Split regex, ByteLevel, merges as pairs).
+json.dump({"version": "1.0", "added_tokens": [{"id": 5, "content": "<|endoftext|>", "special": True}],
+           "normalizer": {"type": "NFC"},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "Split", "pattern": {"Regex": "\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"},
+                "behavior": "Isolated", "invert": False},
+               {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]},
+           "post_processor": {"type": "ByteLevel", "trim_offsets": False},
+           "model": {"type": "BPE", "vocab": {"H": 0, "e": 1, "l": 2, "o": 3, "He": 4, "ll": 6, "llo": 7},
+                     "merges": [["H", "e"], ["l", "l"], ["ll", "o"]]}},
+          open(f"{out}/tokenizer_json/bpe.json", "w"))
 np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
 np.save(f"{out}/npy/u1.npy", x[:2])
 np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))

@@ -1,5 +1,7 @@
 #include "slimtrain/data/hf_steps.hpp"
 
+#include <cctype>
+
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hf_unicode.hpp"
 
@@ -85,6 +87,34 @@ std::vector<std::u32string> split_words(const std::vector<std::u32string>& words
   return out;
 }
 
+// Each word cut at the regex's matches: the matches and the text between them, in order (Split's
+// Isolated), or the text between them alone (Removed).
+std::vector<std::u32string> split_regex(const std::vector<std::u32string>& words, const Regex& re,
+                                        bool remove_matches) {
+  std::vector<std::u32string> out;
+  for (const std::u32string& word : words) {
+    std::size_t at = 0;
+    for (const auto& [begin, end] : re.find_all(word)) {
+      if (begin > at) out.push_back(word.substr(at, begin - at));
+      if (!remove_matches && end > begin) out.push_back(word.substr(begin, end - begin));
+      at = end;
+    }
+    if (at < word.size()) out.push_back(word.substr(at));
+  }
+  return out;
+}
+
+// A literal string as a pattern: every character that is not a letter or digit escaped.
+std::string quote_regex(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && static_cast<unsigned char>(c) < 0x80)
+      out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::u32string Normalizer::apply(std::u32string text) const {
@@ -128,6 +158,16 @@ std::vector<std::u32string> PreTokenizer::apply(std::vector<std::u32string> word
   if (type == "BertPreTokenizer") return split_words(words, true, false);
   if (type == "WhitespaceSplit") return split_words(words, false, false);
   if (type == "Whitespace") return split_words(words, false, true);
+  if (type == "Split") return split_regex(words, *regex, remove_matches);
+  if (type == "ByteLevel") {
+    // Each piece the earlier steps made gets its own space, as the library prefixes each split.
+    if (add_prefix_space)
+      for (std::u32string& w : words)
+        if (!w.empty() && w[0] != ' ') w.insert(w.begin(), U' ');
+    if (regex) words = split_regex(words, *regex, false);
+    for (std::u32string& w : words) w = byte_level(w);
+    return words;
+  }
   for (const PreTokenizer& step : steps) words = step.apply(std::move(words));  // Sequence
   return words;
 }
@@ -140,18 +180,37 @@ PreTokenizer parse_pre_tokenizer(const nlohmann::json& j, const std::string& whe
     if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array())
       SLIMTRAIN_THROW(ConfigError, where, ": a Sequence pre_tokenizer without \"pretokenizers\"");
     for (const auto& step : j["pretokenizers"]) p.steps.push_back(parse_pre_tokenizer(step, where));
+  } else if (p.type == "Split") {
+    const nlohmann::json pattern = j.value("pattern", nlohmann::json::object());
+    std::string text;
+    if (pattern.contains("Regex") && pattern["Regex"].is_string())
+      text = pattern["Regex"].get<std::string>();
+    else if (pattern.contains("String") && pattern["String"].is_string())
+      text = quote_regex(pattern["String"].get<std::string>());
+    else
+      SLIMTRAIN_THROW(ConfigError, where, ": a Split pre_tokenizer without a pattern");
+    const std::string behavior = j.value("behavior", std::string("Isolated"));
+    if ((behavior != "Isolated" && behavior != "Removed") || j.value("invert", false))
+      SLIMTRAIN_THROW(ConfigError, where, ": Split with behavior ", behavior,
+                      j.value("invert", false) ? " inverted" : "",
+                      " is not implemented (Isolated, Removed)");
+    p.remove_matches = behavior == "Removed";
+    p.regex = std::make_shared<const Regex>(text, where);
+  } else if (p.type == "ByteLevel") {
+    p.add_prefix_space = j.value("add_prefix_space", true);
+    if (j.value("use_regex", true)) p.regex = std::make_shared<const Regex>(gpt2_pattern(), where);
   } else if (p.type != "BertPreTokenizer" && p.type != "WhitespaceSplit" &&
              p.type != "Whitespace") {
     SLIMTRAIN_THROW(ConfigError, where, ": pre_tokenizer ", p.type,
-                    " is not implemented (BertPreTokenizer, WhitespaceSplit, Whitespace, "
-                    "Sequence)");
+                    " is not implemented (BertPreTokenizer, WhitespaceSplit, Whitespace, Split, "
+                    "ByteLevel, Sequence)");
   }
   return p;
 }
 
-WordPiece::WordPiece(const nlohmann::json& model, const std::string& where) {
+void Model::read_vocab(const nlohmann::json& model, const std::string& where) {
   if (!model.contains("vocab") || !model["vocab"].is_object())
-    SLIMTRAIN_THROW(ConfigError, where, ": the WordPiece model has no \"vocab\" object");
+    SLIMTRAIN_THROW(ConfigError, where, ": the model has no \"vocab\" object");
   for (const auto& [token, id] : model["vocab"].items()) {
     if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > INT32_MAX)
       SLIMTRAIN_THROW(ConfigError, where, ": vocab entry \"", token, "\" has id ", id.dump());
@@ -159,6 +218,15 @@ WordPiece::WordPiece(const nlohmann::json& model, const std::string& where) {
     vocab_[token] = value;
     if (value > max_id_) max_id_ = value;
   }
+}
+
+std::int64_t Model::id_of(const std::string& token) const {
+  const auto found = vocab_.find(token);
+  return found == vocab_.end() ? -1 : found->second;
+}
+
+WordPiece::WordPiece(const nlohmann::json& model, const std::string& where) {
+  read_vocab(model, where);
   const std::string unk = model.value("unk_token", std::string("[UNK]"));
   const auto found = vocab_.find(unk);
   if (found == vocab_.end())
@@ -169,11 +237,6 @@ WordPiece::WordPiece(const nlohmann::json& model, const std::string& where) {
   if (model.contains("max_input_chars_per_word") &&
       model["max_input_chars_per_word"].is_number_unsigned())
     max_chars_ = model["max_input_chars_per_word"].get<std::size_t>();
-}
-
-std::int64_t WordPiece::id_of(const std::string& token) const {
-  const auto found = vocab_.find(token);
-  return found == vocab_.end() ? -1 : found->second;
 }
 
 void WordPiece::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const {

@@ -73,7 +73,8 @@ struct HfTokenizer::Impl {
   std::vector<AddedToken> added;  // longest content first
   hf::Normalizer normalizer;
   hf::PreTokenizer pre_tokenizer;
-  std::unique_ptr<hf::WordPiece> model;
+  std::unique_ptr<hf::Model> model;
+  std::string model_type;
   std::string post_type;
   std::vector<Piece> single, pair;
   std::int64_t vocab_size = 0, pad_id = 0;
@@ -112,10 +113,14 @@ HfTokenizer HfTokenizer::parse_json(const std::string& text, const std::string& 
   Impl& m = *t.impl_;
   m.where = where;
   const std::string model_type = j["model"].value("type", std::string("(none)"));
-  if (model_type != "WordPiece")
+  if (model_type == "WordPiece")
+    m.model = std::make_unique<hf::WordPiece>(j["model"], where);
+  else if (model_type == "BPE")
+    m.model = std::make_unique<hf::Bpe>(j["model"], where);
+  else
     SLIMTRAIN_THROW(ConfigError, where, ": model ", model_type,
-                    " is not implemented (WordPiece; BPE and Unigram are not yet)");
-  m.model = std::make_unique<hf::WordPiece>(j["model"], where);
+                    " is not implemented (WordPiece and BPE; Unigram is not yet)");
+  m.model_type = model_type;
   m.vocab_size = m.model->max_id() + 1;
   m.normalizer = hf::parse_normalizer(j.value("normalizer", nlohmann::json()), where);
   m.pre_tokenizer = hf::parse_pre_tokenizer(j.value("pre_tokenizer", nlohmann::json()), where);
@@ -136,7 +141,15 @@ HfTokenizer HfTokenizer::parse_json(const std::string& text, const std::string& 
       break;
     }
   }
-  const nlohmann::json post = j.value("post_processor", nlohmann::json());
+  nlohmann::json post = j.value("post_processor", nlohmann::json());
+  if (post.is_object() && post.value("type", std::string()) == "Sequence") {
+    // Llama 3's: ByteLevel (offsets only) and a template: the one that adds tokens counts.
+    nlohmann::json kept;
+    for (const auto& p : post.value("processors", nlohmann::json::array()))
+      if (p.value("type", std::string()) != "ByteLevel") kept = p;
+    post = kept;
+  }
+  if (post.is_object() && post.value("type", std::string()) == "ByteLevel") post = nullptr;
   if (!post.is_null()) {
     m.post_type = post.value("type", std::string("(none)"));
     if (m.post_type == "TemplateProcessing") {
@@ -243,7 +256,7 @@ bool HfTokenizer::joins_pairs() const {
 
 std::string HfTokenizer::describe() const {
   std::ostringstream out;
-  out << "WordPiece, " << impl_->vocab_size << " ids";
+  out << impl_->model_type << ", " << impl_->vocab_size << " ids";
   if (!impl_->normalizer.type.empty()) out << ", " << impl_->normalizer.type;
   if (!impl_->pre_tokenizer.type.empty()) out << ", " << impl_->pre_tokenizer.type;
   if (!impl_->post_type.empty()) out << ", " << impl_->post_type;

@@ -5,9 +5,12 @@ hf_tokenizer.sh.
 
   hf_tokenizer.py make DIR    DIR/uncased/ and DIR/cased/: tokenizer.json (WordPiece, BERT's
                               normalizer, pre-tokenizer and [CLS] $A [SEP] template) and
-                              tokenizer_config.json (model_max_length 48); DIR/texts.csv (the
+                              tokenizer_config.json (model_max_length 48); byte-level BPE ones:
+                              DIR/gpt2/ (GPT-2's), DIR/roberta/ (a prefix space, <s> A </s>),
+                              DIR/qwen2/ (NFC, Qwen2's split regex, its added tokens); DIR/texts.csv (the
                               hard texts, label a or b), DIR/pairs.csv (two texts and a label);
-                              DIR/bad-*.json (a BPE model, a Precompiled normalizer, broken JSON)
+                              DIR/bad-*.json (a Unigram model, a Precompiled normalizer, broken
+                              JSON)
   hf_tokenizer.py bert DIR    DIR/bert/: a small random BertForSequenceClassification
                               (save_pretrained) with the uncased tokenizer beside it, and
                               DIR/reviews-{train,test}.csv: fortunes' sentences marked by a word
@@ -23,7 +26,7 @@ import sys
 
 import h5py
 import numpy as np
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 HARD = [
     "Hello, World! This is a plain sentence.",
@@ -72,8 +75,36 @@ def wordpiece(lowercase):
     return t
 
 
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def byte_bpe(kind):
+    t = Tokenizer(models.BPE())
+    if kind == "qwen2":
+        t.normalizer = normalizers.NFC()
+        t.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    else:
+        t.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=kind == "roberta")
+        specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"] if kind == "roberta" else ["<|endoftext|>"]
+    t.decoder = decoders.ByteLevel()
+    t.train_from_iterator(corpus(), trainers.BpeTrainer(
+        vocab_size=900, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    if kind == "roberta":
+        t.post_processor = processors.RobertaProcessing(("</s>", t.token_to_id("</s>")), ("<s>", t.token_to_id("<s>")))
+    else:
+        t.post_processor = processors.ByteLevel(trim_offsets=False)
+    return t
+
+
 def make(d):
     import os
+    for kind in ("gpt2", "roberta", "qwen2"):
+        os.makedirs(f"{d}/{kind}", exist_ok=True)
+        byte_bpe(kind).save(f"{d}/{kind}/tokenizer.json")
     for name, lower in (("uncased", True), ("cased", False)):
         os.makedirs(f"{d}/{name}", exist_ok=True)
         wordpiece(lower).save(f"{d}/{name}/tokenizer.json")
@@ -90,8 +121,8 @@ def make(d):
         for i, text in enumerate(HARD):
             w.writerow([text, HARD[(i + 3) % len(HARD)], "ab"[i % 2]])
     good = json.load(open(f"{d}/uncased/tokenizer.json"))
-    bpe = dict(good, model={"type": "BPE", "vocab": {}, "merges": []})
-    json.dump(bpe, open(f"{d}/bad-bpe.json", "w"))
+    unigram = dict(good, model={"type": "Unigram", "vocab": [["<unk>", 0.0]], "unk_id": 0})
+    json.dump(unigram, open(f"{d}/bad-unigram.json", "w"))
     json.dump(dict(good, normalizer={"type": "Precompiled", "precompiled_charsmap": ""}),
               open(f"{d}/bad-normalizer.json", "w"))
     open(f"{d}/bad-broken.json", "w").write(json.dumps(good)[:500])

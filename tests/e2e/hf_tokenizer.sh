@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # prep text --tokenizer DIR/tokenizer.json against HuggingFace's tokenizers library (the venv's
-# Python, SLIMTRAIN_TORCH_PYTHON), on WordPiece tokenizers trained here on Debian's fortunes:
+# Python, SLIMTRAIN_TORCH_PYTHON), on tokenizers trained here on Debian's fortunes: WordPiece
+# (BERT's, uncased and cased) and byte-level BPE (GPT-2's, RoBERTa's, Qwen2's):
 # - the same ids, row for row, for texts in Greek, Cyrillic, Arabic, Devanagari, Bengali, CJK,
 #   Thai, emoji (with modifiers and joiners), combining accents, words of 150 characters, runs of
 #   whitespace, tabs and newlines, text that normalises to nothing, control characters and
 #   special tokens written in the text; uncased (accents stripped) and cased; pairs through the
 #   template; --max-length from tokenizer_config.json, and cuts longest first;
-# - a tokenizer.json naming a model or normalizer not implemented, or not JSON: exit 2 naming it;
+# - a tokenizer.json naming a model (Unigram) or normalizer not implemented, or not JSON: exit 2
+#   naming it;
 # - end to end: a BERT checkpoint with its tokenizer beside it fine-tuned at np 2 on a file
 #   prep text made with it; export --hf copies the tokenizer files.
 . "$(dirname "$0")/lib.sh"
@@ -36,8 +38,19 @@ for n in 20 7; do
     --text-column second --label-column label --tokenizer "$work/uncased/tokenizer.json" --max-length $n -o "$work/p$n.h5"
   check "  the ids of tokenizers: [CLS] A [SEP] B [SEP], the longer cut first" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/pairs.csv" "$work/p$n.h5" $n pair
 done
-check "a BPE model: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-bpe.json" -o "$work/x.h5"
-check "  naming it" contains "bad-bpe.json: model BPE is not implemented"
+for k in gpt2 roberta qwen2; do
+  check "byte-level BPE ($k's)" expect_rc 0 "$S" "${prep[@]}" --tokenizer "$work/$k/tokenizer.json" \
+    --max-length 0 -o "$work/$k.h5"
+  check "  the ids of tokenizers" "$PY2" "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
+done
+check "RoBERTa's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
+  --text-column second --label-column label --tokenizer "$work/roberta/tokenizer.json" --max-length 20 -o "$work/rp.h5"
+check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work/roberta/tokenizer.json" "$work/pairs.csv" "$work/rp.h5" 20 pair
+check "Qwen2's, cut at 24" expect_rc 0 np 2 "$S" "${prep[@]}" --tokenizer "$work/qwen2/tokenizer.json" \
+  --max-length 24 -o "$work/q24.h5"
+check "  the ids of tokenizers" "$PY2" "$tok" same "$work/qwen2/tokenizer.json" "$work/texts.csv" "$work/q24.h5" 24
+check "a Unigram model: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-unigram.json" -o "$work/x.h5"
+check "  naming it" contains "bad-unigram.json: model Unigram is not implemented"
 check "a Precompiled normalizer: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
 check "  naming it" contains "bad-normalizer.json: normalizer Precompiled is not implemented"
 check "a tokenizer.json cut short: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-broken.json" -o "$work/x.h5"

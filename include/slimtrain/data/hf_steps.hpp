@@ -4,6 +4,7 @@
  * and the WordPiece model, each built from its tokenizer.json section.
  */
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -21,30 +22,82 @@ struct Normalizer {
 /** @brief ConfigError naming `where` and the type for one not implemented. */
 Normalizer parse_normalizer(const nlohmann::json& j, const std::string& where);
 
+class Regex;
+
 /** @brief A pre-tokenizer, or a Sequence of them: splits text into words. */
 struct PreTokenizer {
-  std::string type;  ///< "" (none), BertPreTokenizer, WhitespaceSplit, Whitespace, Sequence
+  /// "" (none), BertPreTokenizer, WhitespaceSplit, Whitespace, Split, ByteLevel, Sequence
+  std::string type;
   std::vector<PreTokenizer> steps;
+  std::shared_ptr<const Regex> regex;  ///< Split's pattern; ByteLevel's with use_regex
+  bool remove_matches = false;         ///< Split: behavior Removed (else Isolated)
+  bool add_prefix_space = false;       ///< ByteLevel
   std::vector<std::u32string> apply(std::vector<std::u32string> words) const;
 };
 PreTokenizer parse_pre_tokenizer(const nlohmann::json& j, const std::string& where);
 
-/** @brief WordPiece: each word as its longest pieces from the left, or the unknown token. */
-class WordPiece {
+/** @brief A tokenizer model: a word to ids. */
+class Model {
  public:
-  WordPiece(const nlohmann::json& model, const std::string& where);
-  void tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const;
-  std::int64_t size() const { return static_cast<std::int64_t>(vocab_.size()); }
+  virtual ~Model() = default;
+  virtual void tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const = 0;
   std::int64_t max_id() const { return max_id_; }
   /** @brief The id of `token`, or -1. */
   std::int64_t id_of(const std::string& token) const;
 
- private:
+ protected:
+  /** @brief The model's "vocab" object; ConfigError naming `where` for a bad entry. */
+  void read_vocab(const nlohmann::json& model, const std::string& where);
   std::unordered_map<std::string, std::int32_t> vocab_;
+  std::int64_t max_id_ = -1;
+};
+
+/** @brief WordPiece: each word as its longest pieces from the left, or the unknown token. */
+class WordPiece final : public Model {
+ public:
+  WordPiece(const nlohmann::json& model, const std::string& where);
+  void tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const override;
+
+ private:
   std::int32_t unk_ = -1;
   std::string prefix_ = "##";
   std::size_t max_chars_ = 100;
-  std::int64_t max_id_ = -1;
 };
+
+/**
+ * @brief BPE: a word's characters merged pair by pair, the pair of lowest rank (the leftmost of
+ * equals) first, until no merge applies (hf_bpe.cpp). With ignore_merges a word in the vocab is
+ * taken whole.
+ */
+class Bpe final : public Model {
+ public:
+  Bpe(const nlohmann::json& model, const std::string& where);
+  void tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const override;
+
+ private:
+  std::unordered_map<std::string, std::int32_t> ranks_;  // "left right" -> rank
+  std::int32_t unk_ = -1;
+  bool ignore_merges_ = false;
+};
+
+/** @brief A regular expression as the tokenizers library's (ICU's engine, \\s as Unicode's). */
+class Regex {
+ public:
+  Regex(const std::string& pattern, const std::string& where);
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+  /** @brief The [begin, end) code-point ranges of the matches in `text`, left to right. */
+  std::vector<std::pair<std::size_t, std::size_t>> find_all(const std::u32string& text) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/** @brief GPT-2's split (ByteLevel's use_regex). */
+const std::string& gpt2_pattern();
+/** @brief `text`'s UTF-8 bytes as GPT-2's printable characters, one per byte. */
+std::u32string byte_level(const std::u32string& text);
 
 }  // namespace slimtrain::data::hf

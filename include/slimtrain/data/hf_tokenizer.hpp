@@ -5,9 +5,10 @@
  *
  * Implemented: added and special tokens (matched in the raw text, longest first); normalizers
  * BertNormalizer, NFC, NFD, Lowercase, StripAccents and Sequence of them; pre-tokenizers
- * BertPreTokenizer, Whitespace, WhitespaceSplit and Sequence of them; the WordPiece model;
- * post-processors TemplateProcessing, BertProcessing and RobertaProcessing (single texts and
- * pairs), and truncation to a maximum length, longest first, counting the special tokens.
+ * BertPreTokenizer, Whitespace, WhitespaceSplit, Split, ByteLevel and Sequence of them; the
+ * WordPiece and BPE models (byte-level BPE in hf_bpe.cpp); post-processors TemplateProcessing,
+ * BertProcessing, RobertaProcessing and ByteLevel (single texts and pairs), and truncation to a
+ * maximum length, longest first, counting the special tokens.
  */
 #include <cstdint>
 #include <memory>
