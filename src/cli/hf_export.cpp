@@ -34,6 +34,8 @@ nlohmann::json exported_config(const model::ModelSpec& spec,
   const std::string type = config.value("model_type", "bert");
   config["architectures"] = {type == "roberta" ? "RobertaForSequenceClassification"
                              : type == "vit"   ? "ViTForImageClassification"
+                             : type == "qwen2" ? "Qwen2ForSequenceClassification"
+                             : type == "llama" ? "LlamaForSequenceClassification"
                                                : "BertForSequenceClassification"};
   nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
   for (std::int64_t i = 0; i < spec.num_classes; ++i) {

@@ -2,6 +2,7 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/hf_bert.hpp"
+#include "slimtrain/model/hf_decoder.hpp"
 #include "slimtrain/model/hf_vit.hpp"
 
 namespace slimtrain::model {
@@ -9,12 +10,12 @@ namespace slimtrain::model {
 namespace nn = torch::nn;
 
 nn::Linear HfClassifierImpl::add_linear(nn::Module& parent, const std::string& name,
-                                        std::int64_t in, std::int64_t out) {
-  auto layer = parent.register_module(name, nn::Linear(in, out));
+                                        std::int64_t in, std::int64_t out, bool bias) {
+  auto layer = parent.register_module(name, nn::Linear(nn::LinearOptions(in, out).bias(bias)));
   // transformers' _init_weights: N(0, initializer_range) weights, zero biases.
   torch::NoGradGuard no_grad;
   layer->weight.normal_(0.0, config_.initializer_range);
-  layer->bias.zero_();
+  if (bias) layer->bias.zero_();
   return layer;
 }
 
@@ -45,7 +46,9 @@ HfConfig hf_config_of(const ModelSpec& spec) {
 }
 
 std::shared_ptr<ClassifierImpl> make_hf_model(const ModelSpec& spec) {
-  if (hf_config_of(spec).is_vit()) return std::make_shared<HfVitImpl>(spec);
+  const HfConfig config = hf_config_of(spec);
+  if (config.is_vit()) return std::make_shared<HfVitImpl>(spec);
+  if (config.is_decoder()) return std::make_shared<HfDecoderImpl>(spec);
   return std::make_shared<HfBertImpl>(spec);
 }
 

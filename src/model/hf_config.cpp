@@ -33,6 +33,40 @@ bool known_activation(const std::string& act) {
 
 HfConfig parse_config(const nlohmann::json& j, const std::string& where);
 
+// Qwen2 and Llama: grouped-query attention, RMSNorm, rotary positions of the default kind.
+void read_decoder(const nlohmann::json& j, const std::string& where, HfConfig& c) {
+  c.vocab_size = positive(j, "vocab_size", where);
+  c.max_position_embeddings = positive(j, "max_position_embeddings", where);
+  c.num_key_value_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
+                              ? positive(j, "num_key_value_heads", where)
+                              : c.num_attention_heads;
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    SLIMTRAIN_THROW(ConfigError, where, ": num_attention_heads ", c.num_attention_heads,
+                    " is not a multiple of num_key_value_heads ", c.num_key_value_heads);
+  c.head_dim = j.contains("head_dim") && !j["head_dim"].is_null()
+                   ? positive(j, "head_dim", where)
+                   : c.hidden_size / c.num_attention_heads;
+  if (c.head_dim % 2 != 0)
+    SLIMTRAIN_THROW(ConfigError, where, ": head_dim ", c.head_dim, " is odd (rotary pairs)");
+  c.rms_norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
+  // transformers 5 keeps rope_theta in rope_parameters; 4.x beside it, with rope_scaling.
+  nlohmann::json rope = j.value("rope_parameters", nlohmann::json());
+  if (!rope.is_object()) rope = j.value("rope_scaling", nlohmann::json());
+  if (rope.is_object() &&
+      rope.value("rope_type", rope.value("type", std::string("default"))) != "default")
+    SLIMTRAIN_THROW(ConfigError, where, ": rotary positions of type ",
+                    rope.value("rope_type", rope.value("type", std::string())),
+                    " are not implemented (default only)");
+  c.rope_theta = rope.is_object() && rope.contains("rope_theta")
+                     ? number_or(rope, "rope_theta", 10000.0, where)
+                     : number_or(j, "rope_theta", 10000.0, where);
+  if (j.value("use_sliding_window", false))
+    SLIMTRAIN_THROW(ConfigError, where, ": use_sliding_window is not implemented");
+  c.attention_bias = c.model_type == "qwen2" || j.value("attention_bias", false);
+  if (j.value("mlp_bias", false))
+    SLIMTRAIN_THROW(ConfigError, where, ": mlp_bias is not implemented");
+}
+
 }  // namespace
 
 std::string HfConfig::describe() const {
@@ -63,27 +97,30 @@ HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
   if (!j.contains("model_type") || !j["model_type"].is_string())
     SLIMTRAIN_THROW(ConfigError, where, ": has no \"model_type\" string");
   c.model_type = j["model_type"].get<std::string>();
-  if (c.model_type != "bert" && c.model_type != "roberta" && c.model_type != "vit")
+  if (c.model_type != "bert" && c.model_type != "roberta" && c.model_type != "vit" &&
+      !c.is_decoder())
     SLIMTRAIN_THROW(ConfigError, where, ": model_type \"", c.model_type,
-                    "\" has no native module in slimtrain (it has bert, roberta and vit); train it "
-                    "through TorchScript (docs/models.md)");
+                    "\" has no native module in slimtrain (it has bert, roberta, vit, qwen2 and "
+                    "llama); train it through TorchScript (docs/models.md)");
   const bool vit = c.is_vit();
   if (j.contains("architectures") && j["architectures"].is_array())
     for (const auto& a : j["architectures"]) {
       const std::string arch = a.is_string() ? a.get<std::string>() : a.dump();
       // Any head of the same encoder loads: the encoder's weights are what is reused.
       const bool known = vit ? arch.rfind("ViT", 0) == 0
+                         : c.is_decoder()
+                             ? arch.rfind("Qwen2", 0) == 0 || arch.rfind("Llama", 0) == 0
                              : arch.rfind("Bert", 0) == 0 || arch.rfind("Roberta", 0) == 0;
       if (!known)
         SLIMTRAIN_THROW(ConfigError, where, ": architecture ", arch,
-                        " has no native module in slimtrain (it has BERT, RoBERTa and ViT "
-                        "encoders)");
+                        " has no native module in slimtrain (it has BERT, RoBERTa, ViT, Qwen2 "
+                        "and Llama)");
     }
   if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute")
     SLIMTRAIN_THROW(ConfigError, where, ": position_embedding_type ",
                     j["position_embedding_type"].dump(),
                     " is not implemented (slimtrain's BERT has absolute positions)");
-  if (j.value("is_decoder", false) || j.value("add_cross_attention", false))
+  if (!c.is_decoder() && (j.value("is_decoder", false) || j.value("add_cross_attention", false)))
     SLIMTRAIN_THROW(ConfigError, where, ": a decoder BERT (is_decoder) is not implemented");
   c.hidden_size = positive(j, "hidden_size", where);
   c.num_hidden_layers = positive(j, "num_hidden_layers", where);
@@ -98,6 +135,8 @@ HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
                       " is not a multiple of patch_size ", c.patch_size);
     if (!j.value("qkv_bias", true))
       SLIMTRAIN_THROW(ConfigError, where, ": qkv_bias false is not implemented");
+  } else if (c.is_decoder()) {
+    read_decoder(j, where, c);
   } else {
     c.vocab_size = positive(j, "vocab_size", where);
     c.max_position_embeddings = positive(j, "max_position_embeddings", where);
@@ -106,7 +145,7 @@ HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
   if (c.hidden_size % c.num_attention_heads != 0)
     SLIMTRAIN_THROW(ConfigError, where, ": hidden_size ", c.hidden_size,
                     " is not a multiple of num_attention_heads ", c.num_attention_heads);
-  c.hidden_act = j.value("hidden_act", std::string("gelu"));
+  c.hidden_act = j.value("hidden_act", std::string(c.is_decoder() ? "silu" : "gelu"));
   if (!known_activation(c.hidden_act))
     SLIMTRAIN_THROW(ConfigError, where, ": hidden_act \"", c.hidden_act,
                     "\" is not implemented (gelu, gelu_new, gelu_pytorch_tanh, relu, silu)");
@@ -115,14 +154,15 @@ HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
                        : 0;
   c.layer_norm_eps = number_or(j, "layer_norm_eps", 1e-12, where);
   c.initializer_range = number_or(j, "initializer_range", 0.02, where);
-  const double dropout = vit ? 0.0 : 0.1;  // transformers' defaults
+  const double dropout = vit || c.is_decoder() ? 0.0 : 0.1;  // transformers' defaults
   c.hidden_dropout = number_or(j, "hidden_dropout_prob", dropout, where);
-  c.attention_dropout = number_or(j, "attention_probs_dropout_prob", dropout, where);
+  c.attention_dropout = number_or(
+      j, c.is_decoder() ? "attention_dropout" : "attention_probs_dropout_prob", dropout, where);
   c.classifier_dropout = number_or(j, "classifier_dropout", c.hidden_dropout, where);
   for (const double p : {c.hidden_dropout, c.attention_dropout, c.classifier_dropout})
     if (!(p >= 0.0 && p < 1.0))
       SLIMTRAIN_THROW(ConfigError, where, ": a dropout probability of ", p, " is outside [0, 1)");
-  if (!vit && c.max_length() < 1)
+  if (!vit && !c.is_decoder() && c.max_length() < 1)
     SLIMTRAIN_THROW(ConfigError, where, ": max_position_embeddings ", c.max_position_embeddings,
                     " leaves no position past pad_token_id ", c.pad_token_id);
   if (j.contains("id2label") && j["id2label"].is_object() && !j["id2label"].empty())

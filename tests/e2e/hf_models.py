@@ -10,7 +10,8 @@ slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
                                bert-missing, bert-shape, bert-extra (damaged), gpt2 (no module);
                                DIR/images.h5 (layout 1: 3x16x16 uint8, mean and std 127.5, 4
                                classes: a bright quadrant) and vit (ViTForImageClassification,
-                               patch 4)
+                               patch 4); qwen2 (Qwen2ForSequenceClassification, 4 heads over 2
+                               key-value heads), qwen2-tune (its usual initialisation) and llama
   hf_models.py logits CKPT DATA SPLIT PRED.h5
                                /logits of PRED.h5 equal transformers' logits of CKPT (loaded in
                                float32, eval mode), sequence by sequence unpadded (images as
@@ -29,8 +30,9 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from transformers import (AutoModelForSequenceClassification, BertConfig, BertForSequenceClassification,
-                          BertModel, RobertaConfig, RobertaForSequenceClassification, ViTConfig,
-                          ViTForImageClassification)
+                          BertModel, LlamaConfig, LlamaForSequenceClassification, Qwen2Config,
+                          Qwen2ForSequenceClassification, RobertaConfig, RobertaForSequenceClassification,
+                          ViTConfig, ViTForImageClassification)
 
 CLASSES = ["one", "two", "three", "four"]
 
@@ -113,6 +115,14 @@ def make(d):
     ViTForImageClassification(ViTConfig(
         image_size=16, patch_size=4, num_channels=3, hidden_size=32, num_hidden_layers=2,
         num_attention_heads=4, intermediate_size=64, num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/vit")
+    decoder = dict(vocab_size=120, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                   num_labels=4, pad_token_id=0, initializer_range=0.3)
+    Qwen2ForSequenceClassification(Qwen2Config(**decoder)).save_pretrained(f"{d}/qwen2")
+    LlamaForSequenceClassification(LlamaConfig(**decoder)).save_pretrained(f"{d}/llama")
+    # The logits tests want a wide spread (0.3); fine-tuning a decoder wants transformers' 0.02.
+    Qwen2ForSequenceClassification(Qwen2Config(**dict(decoder, initializer_range=0.02))).save_pretrained(
+        f"{d}/qwen2-tune")
     os.makedirs(f"{d}/gpt2")
     with open(f"{d}/gpt2/config.json", "w") as f:
         json.dump({"model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"]}, f)
@@ -139,6 +149,32 @@ def reference_logits(ckpt, data, split):
                                for s in sequences(data, split)])
 
 
+def padded(ckpt, data, split, pred):
+    """A decoder's logits in batches padded right and left (the pad token, attention_mask 0,
+    positions counted over the real tokens as generate() counts them) equal PRED.h5's."""
+    model = AutoModelForSequenceClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
+    seqs = sequences(data, split)
+    with h5py.File(pred, "r") as f:
+        got = f["logits"][()]
+    pad = model.config.pad_token_id
+    for side in ("right", "left"):
+        out = []
+        for b in range(0, len(seqs), 16):
+            chunk = seqs[b:b + 16]
+            width = max(len(s) for s in chunk)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.int64)
+            mask = torch.zeros_like(ids)
+            for i, s in enumerate(chunk):
+                at = slice(0, len(s)) if side == "right" else slice(width - len(s), width)
+                ids[i, at], mask[i, at] = torch.tensor(s), 1
+            positions = (mask.cumsum(1) - 1).clamp(min=0)
+            with torch.no_grad():
+                out.append(model(input_ids=ids, attention_mask=mask, position_ids=positions).logits.numpy())
+        gap = float(np.abs(np.concatenate(out) - got).max())
+        assert gap < 1e-4, f"{side} padding: logits differ by {gap}"
+        print(f"transformers with {side} padding: logits within {gap:.1e}")
+
+
 def logits(ckpt, data, split, pred):
     want = reference_logits(ckpt, data, split)
     with h5py.File(pred, "r") as f:
@@ -154,7 +190,8 @@ def logits(ckpt, data, split, pred):
 def agree(hfdir, data, split, pred):
     config = json.load(open(f"{hfdir}/config.json"))
     arch = {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
-            "vit": "ViTForImageClassification"}[config["model_type"]]
+            "vit": "ViTForImageClassification", "qwen2": "Qwen2ForSequenceClassification",
+            "llama": "LlamaForSequenceClassification"}[config["model_type"]]
     assert config["architectures"] == [arch], config["architectures"]
     with h5py.File(data, "r") as f:
         names = [n.decode() if isinstance(n, bytes) else str(n) for n in f.attrs["class_names"]]
@@ -169,4 +206,4 @@ def agree(hfdir, data, split, pred):
 
 
 if __name__ == "__main__":
-    {"make": make, "logits": logits, "agree": agree}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "logits": logits, "agree": agree, "padded": padded}[sys.argv[1]](*sys.argv[2:])

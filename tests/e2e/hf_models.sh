@@ -8,6 +8,9 @@
 #   with no native module and a directory without config.json are exit 2 naming them;
 # - fine-tuning BERT at np 2 learns the marker tokens; resumed at np 1 it goes on; `export --hf`
 #   loads with from_pretrained, with the data's id2label, and predicts what eval wrote;
+# - Qwen2 and Llama (grouped-query attention, rotary positions, RMSNorm, SwiGLU, the score on
+#   the last real token): transformers' logits sequence by sequence and in batches padded right
+#   and left; Qwen2 fine-tuned at np 2 learns and its export loads in transformers;
 # - ViT: transformers' logits on a layout-1 image file's x as pixel_values; fine-tuned at np 2
 #   it learns; its export loads in transformers; a ViT on token sequences and BERT on images are
 #   exit 2 naming what each reads.
@@ -47,7 +50,7 @@ check "an unknown tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:
 check "  naming it" contains "holds tensor bert.encoder.layer.0.adapter.weight (\[4,4\]), which no part of"
 check "a model_type without a native module: exit 2" expect_rc 2 "$S" train --data "$D" \
   --model "hf:$work/gpt2" --max-steps 1 --out "$work/x"
-check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta and vit)"
+check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, vit, qwen2 and llama)"
 check "no config.json: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/nowhere"
 check "  naming the file" contains "nowhere/config.json cannot be read"
 check "hf: with --checkpoint: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert" \
@@ -60,7 +63,7 @@ check "fine-tuning BERT at np 2" expect_rc 0 np 2 "$S" train "${recipe[@]}" --ep
 check "  loads the checkpoint's 41 tensors" contains "hf:$work/bert: 41 tensors loaded"
 check "  learns the marker tokens (majority class ~0.27)" json_is "$(events "$work/run" done)" 'e["final"]["accuracy"] > 0.8'
 check "  resumed at np 1, it goes on" expect_rc 0 "$S" train "${recipe[@]}" --epochs 14 --out "$work/run"
-check "    from the np-2 checkpoint" contains "resum"
+check "    from the np-2 checkpoint" contains "resuming a 2-rank checkpoint on 1"
 check "eval --predictions of the run" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run" \
   --predictions "$work/p-run.h5" --threads 1
 check "export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
@@ -72,6 +75,20 @@ check "  --force replaces it" expect_rc 0 "$S" export --hf --force --checkpoint 
 check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data "$D" \
   --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
 check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
+
+for m in qwen2 llama; do
+  check "$m: eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
+    --predictions "$work/p-$m.h5" --threads 1
+  check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
+  check "  and in batches padded right and left" "$PY2" "$models" padded "$work/$m" "$D" test "$work/p-$m.h5"
+done
+check "Qwen2 fine-tuned at np 2" expect_rc 0 np 2 "$S" train --data "$D" --model "hf:$work/qwen2-tune" \
+  --optimizer adamw --lr 1e-2 --epochs 12 --batch-size 16 --threads 1 --seed 5 --out "$work/run-qwen2"
+check "  learns the marker tokens" json_is "$(events "$work/run-qwen2" done)" 'e["final"]["accuracy"] > 0.8'
+check "  eval --predictions" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run-qwen2" \
+  --predictions "$work/p-run-qwen2.h5" --threads 1
+check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run-qwen2" -o "$work/exported-qwen2"
+check "    Qwen2ForSequenceClassification.from_pretrained predicts what eval wrote" "$PY2" "$models" agree "$work/exported-qwen2" "$D" test "$work/p-run-qwen2.h5"
 
 check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
   --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1

@@ -26,7 +26,7 @@ class HfClassifierImpl : public ClassifierImpl {
       : ClassifierImpl(spec), config_(std::move(config)) {}
   /** @brief A Linear under `name` in `parent`, initialised as transformers' _init_weights. */
   torch::nn::Linear add_linear(torch::nn::Module& parent, const std::string& name, std::int64_t in,
-                               std::int64_t out);
+                               std::int64_t out, bool bias = true);
   /** @brief A LayerNorm of the hidden size and the config's eps under `name`. */
   torch::nn::LayerNorm add_norm(torch::nn::Module& parent, const std::string& name = "LayerNorm");
   /** @brief The config's hidden_act applied to x. */
