@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "slimtrain/cli/image_preprocessor.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
@@ -10,15 +11,36 @@
 namespace slimtrain::cli {
 namespace {
 
-data::ImageShape parse_shape(const CommandLine& cl) {
-  if (!cl.has("size"))
-    SLIMTRAIN_THROW(ConfigError, "--size HxW is required for 'prep images' (e.g. --size 32x32)");
-  const std::string text = cl.get<std::string>("size");
+data::ImageShape parse_shape(const CommandLine& cl, PrepOptions& options, bool first_rank) {
   data::ImageShape shape;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &shape.height, &x, &shape.width, &extra) != 3 ||
-      (x != 'x' && x != 'X'))
-    SLIMTRAIN_THROW(ConfigError, "--size: '", text, "' is not HxW (e.g. 32x32)");
+  std::unique_ptr<ImagePreprocessor> processor;
+  if (cl.has("preprocessor")) {
+    processor = std::make_unique<ImagePreprocessor>(
+        read_image_preprocessor(cl.get<std::string>("preprocessor"), cl.get<int>("channels")));
+    options.fixed_mean = processor->mean;
+    options.fixed_std = processor->std;
+    if (processor->resample != 2 && first_rank)
+      log::warn("--preprocessor: resample ", processor->resample,
+                " (PIL's filter number); prep images resizes with an antialiased bilinear "
+                "filter (2): images not already of the size differ slightly");
+  }
+  if (!cl.has("size") && processor && processor->height > 0) {
+    shape.height = processor->height;
+    shape.width = processor->width;
+  } else {
+    if (!cl.has("size"))
+      SLIMTRAIN_THROW(ConfigError, "--size HxW is required for 'prep images' (e.g. --size 32x32)");
+    const std::string text = cl.get<std::string>("size");
+    char x = 0, extra = 0;
+    if (std::sscanf(text.c_str(), "%d%c%d%c", &shape.height, &x, &shape.width, &extra) != 3 ||
+        (x != 'x' && x != 'X'))
+      SLIMTRAIN_THROW(ConfigError, "--size: '", text, "' is not HxW (e.g. 32x32)");
+    if (processor && processor->height > 0 &&
+        (processor->height != shape.height || processor->width != shape.width))
+      SLIMTRAIN_THROW(ConfigError, "--size ", text, ": --preprocessor ",
+                      cl.get<std::string>("preprocessor"), " brings images to ", processor->height,
+                      "x", processor->width, "; give one or the other");
+  }
   require_range("--size height", shape.height, 1, 65535);
   require_range("--size width", shape.width, 1, 65535);
   shape.channels = cl.get<int>("channels");
@@ -44,7 +66,7 @@ data::ImageListing shared_listing(comm::ControlPlane& control, const std::string
 void make_image_sources(comm::ControlPlane& control, const CommandLine& cl, PrepOptions& options,
                         std::unique_ptr<data::RecordSource>& train,
                         std::unique_ptr<data::RecordSource>& test) {
-  const data::ImageShape shape = parse_shape(cl);
+  const data::ImageShape shape = parse_shape(cl, options, control.rank() == 0);
   auto either = [&](const char* folder, const char* list, bool required) {
     if (cl.has(folder) && cl.has(list))
       SLIMTRAIN_THROW(ConfigError, "--", folder, " and --", list, ": give one of them");

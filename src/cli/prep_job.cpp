@@ -201,6 +201,10 @@ PrepResult prepare_dataset(comm::ControlPlane& control, MPI_Comm io_comm, const 
               train.element_type());
   moments.sums() = control.all_reduce(moments.sums(), comm::ReduceOp::sum);
   moments.finish(splits[0].total, result.mean, result.std);
+  if (!options.fixed_mean.empty()) {  // the checkpoint's own normalisation (--preprocessor)
+    result.mean = options.fixed_mean;
+    result.std = options.fixed_std;
+  }
   for (const SplitBuffer& s : splits) {
     const std::int64_t n = s.total;
     (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = n;

@@ -10,16 +10,21 @@ slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
                                bert-missing, bert-shape, bert-extra (damaged), gpt2 (no module);
                                DIR/images.h5 (layout 1: 3x16x16 uint8, mean and std 127.5, 4
                                classes: a bright quadrant) and vit (ViTForImageClassification,
-                               patch 4); qwen2 (Qwen2ForSequenceClassification, 4 heads over 2
+                               patch 4, its ViTImageProcessor beside it) and DIR/pngs/{train,test}/
+                               CLASS/*.png (the same kind of images as files); qwen2 (Qwen2ForSequenceClassification, 4 heads over 2
                                key-value heads), qwen2-tune (its usual initialisation) and llama
   hf_models.py logits CKPT DATA SPLIT PRED.h5
                                /logits of PRED.h5 equal transformers' logits of CKPT (loaded in
                                float32, eval mode), sequence by sequence unpadded (images as
                                pixel_values (x - 127.5) / 127.5, as ViTImageProcessor), within 1e-4
+  hf_models.py processed CKPT PNGDIR PRED.h5
+                               /logits of PRED.h5 equal transformers' logits of the images of
+                               PNGDIR/CLASS/*.png (sorted) through the checkpoint's processor
   hf_models.py agree HFDIR DATA SPLIT PRED.h5
                                an exported checkpoint loads with from_pretrained and predicts
                                PRED.h5's classes (logits within 1e-4), its id2label the data's
 """
+import glob
 import json
 import os
 import shutil
@@ -115,6 +120,17 @@ def make(d):
     ViTForImageClassification(ViTConfig(
         image_size=16, patch_size=4, num_channels=3, hidden_size=32, num_hidden_layers=2,
         num_attention_heads=4, intermediate_size=64, num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/vit")
+    from PIL import Image
+    from transformers import ViTImageProcessor
+    ViTImageProcessor(size={"height": 16, "width": 16}, image_mean=[0.5] * 3, image_std=[0.5] * 3,
+                      resample=2).save_pretrained(f"{d}/vit")
+    with h5py.File(f"{d}/images.h5", "r") as f:
+        for split in ("train", "test"):
+            x, y = f[f"{split}/x"][()], f[f"{split}/y"][()]
+            for i in range(len(y)):
+                folder = f"{d}/pngs/{split}/{CLASSES[y[i]]}"
+                os.makedirs(folder, exist_ok=True)
+                Image.fromarray(x[i].transpose(1, 2, 0)).save(f"{folder}/{i:04d}.png")
     decoder = dict(vocab_size=120, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                    num_labels=4, pad_token_id=0, initializer_range=0.3)
@@ -147,6 +163,23 @@ def reference_logits(ckpt, data, split):
     with torch.no_grad():
         return np.concatenate([model(input_ids=torch.tensor(s).unsqueeze(0)).logits.numpy()
                                for s in sequences(data, split)])
+
+
+def processed(ckpt, pngs, pred):
+    from PIL import Image
+    from transformers import ViTImageProcessor
+    processor = ViTImageProcessor.from_pretrained(ckpt)
+    model = ViTForImageClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
+    files = sorted(glob.glob(f"{pngs}/*/*.png"))
+    pixels = processor(images=[Image.open(p).convert("RGB") for p in files], return_tensors="pt")["pixel_values"]
+    with torch.no_grad():
+        want = model(pixel_values=pixels).logits.numpy()
+    with h5py.File(pred, "r") as f:
+        got = f["logits"][()]
+    assert got.shape == want.shape, (got.shape, want.shape)
+    gap = float(np.abs(got - want).max())
+    assert gap < 1e-4, f"logits differ from transformers' by {gap}"
+    print(f"{len(files)} images through the processor: logits within {gap:.1e} of transformers'")
 
 
 def padded(ckpt, data, split, pred):
@@ -206,4 +239,5 @@ def agree(hfdir, data, split, pred):
 
 
 if __name__ == "__main__":
-    {"make": make, "logits": logits, "agree": agree, "padded": padded}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "logits": logits, "agree": agree, "padded": padded,
+     "processed": processed}[sys.argv[1]](*sys.argv[2:])

@@ -101,6 +101,13 @@ check "  eval --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" --ch
   --predictions "$work/p-run-vit.h5" --threads 1
 check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run-vit" -o "$work/exported-vit"
 check "    ViTForImageClassification.from_pretrained predicts what eval wrote" "$PY2" "$models" agree "$work/exported-vit" "$work/images.h5" test "$work/p-run-vit.h5"
+check "prep images --preprocessor vit/preprocessor_config.json" expect_rc 0 "$S" prep images \
+  --train "$work/pngs/train" --test "$work/pngs/test" --preprocessor "$work/vit/preprocessor_config.json" \
+  -o "$work/processed.h5"
+check "  eval --model hf:vit on it" expect_rc 0 "$S" eval --data "$work/processed.h5" \
+  --model "hf:$work/vit" --predictions "$work/p-processed.h5" --threads 1
+check "  transformers' logits through ViTImageProcessor" "$PY2" "$models" processed "$work/vit" "$work/pngs/test" "$work/p-processed.h5"
+check "  export --hf copies preprocessor_config.json" eval '[ -f "$work/exported-vit/preprocessor_config.json" ]'
 check "a ViT on token sequences: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/vit"
 check "  naming what it reads" contains "a ViT reads images, a layout-1 file's x"
 check "BERT on images: exit 2" expect_rc 2 "$S" train --data "$work/images.h5" --model "hf:$work/bert" \

@@ -39,6 +39,8 @@ struct PrepOptions {
   double io_timeout_s = 600.0;
   /** @brief A record whose read throws DataError is left out and listed, not fatal. */
   bool skip_bad = false;
+  /** @brief Stored as x's mean and std instead of the training split's (--preprocessor). */
+  std::vector<float> fixed_mean, fixed_std;
 };
 
 struct PrepResult {
