@@ -30,45 +30,64 @@ HfBertImpl::HfBertImpl(const ModelSpec& spec)
                     config().vocab_size,
                     "; prepare the text with this checkpoint's tokenizer (--tokenizer)");
   const std::int64_t h = config().hidden_size;
+  const bool distil = config().model_type == "distilbert";
   auto base = group(*this, config().model_type);
   auto embeddings = group(*base, "embeddings");
   words_ = embeddings->register_module("word_embeddings",
                                        nn::Embedding(nn::EmbeddingOptions(config().vocab_size, h)));
   positions_ = embeddings->register_module("position_embeddings",
                                            nn::Embedding(config().max_position_embeddings, h));
-  token_types_ = embeddings->register_module("token_type_embeddings",
-                                             nn::Embedding(config().type_vocab_size, h));
+  if (!distil)  // DistilBERT has no token types
+    token_types_ = embeddings->register_module("token_type_embeddings",
+                                               nn::Embedding(config().type_vocab_size, h));
   {
     torch::NoGradGuard no_grad;
     for (auto* e : {&words_, &positions_, &token_types_})
-      (*e)->weight.normal_(0.0, config().initializer_range);
+      if (!e->is_empty()) (*e)->weight.normal_(0.0, config().initializer_range);
   }
+  if (config().frozen_positions) positions_->weight.set_requires_grad(false);  // sinusoidal
   embedding_norm_ = add_norm(*embeddings);
-  auto encoder = group(*base, "encoder");
-  auto list = encoder->register_module("layer", nn::ModuleList());
+  // The same post-norm layers under each family's names.
+  auto list = distil ? group(*base, "transformer")->register_module("layer", nn::ModuleList())
+                     : group(*base, "encoder")->register_module("layer", nn::ModuleList());
+  const std::int64_t inner = config().intermediate_size;
   for (std::int64_t i = 0; i < config().num_hidden_layers; ++i) {
     auto block = std::make_shared<nn::Module>();
     list->push_back(block);
     auto attention = group(*block, "attention");
-    auto self = group(*attention, "self");
     Layer l;
-    l.query = add_linear(*self, "query", h, h);
-    l.key = add_linear(*self, "key", h, h);
-    l.value = add_linear(*self, "value", h, h);
-    auto attention_output = group(*attention, "output");
-    l.attention_out = add_linear(*attention_output, "dense", h, h);
-    l.attention_norm = add_norm(*attention_output);
-    l.intermediate =
-        add_linear(*group(*block, "intermediate"), "dense", h, config().intermediate_size);
-    auto output = group(*block, "output");
-    l.output = add_linear(*output, "dense", config().intermediate_size, h);
-    l.output_norm = add_norm(*output);
+    if (distil) {
+      l.query = add_linear(*attention, "q_lin", h, h);
+      l.key = add_linear(*attention, "k_lin", h, h);
+      l.value = add_linear(*attention, "v_lin", h, h);
+      l.attention_out = add_linear(*attention, "out_lin", h, h);
+      l.attention_norm = add_norm(*block, "sa_layer_norm");
+      auto ffn = group(*block, "ffn");
+      l.intermediate = add_linear(*ffn, "lin1", h, inner);
+      l.output = add_linear(*ffn, "lin2", inner, h);
+      l.output_norm = add_norm(*block, "output_layer_norm");
+    } else {
+      auto self = group(*attention, "self");
+      l.query = add_linear(*self, "query", h, h);
+      l.key = add_linear(*self, "key", h, h);
+      l.value = add_linear(*self, "value", h, h);
+      auto attention_output = group(*attention, "output");
+      l.attention_out = add_linear(*attention_output, "dense", h, h);
+      l.attention_norm = add_norm(*attention_output);
+      l.intermediate = add_linear(*group(*block, "intermediate"), "dense", h, inner);
+      auto output = group(*block, "output");
+      l.output = add_linear(*output, "dense", inner, h);
+      l.output_norm = add_norm(*output);
+    }
     layers_.push_back(l);
   }
   if (config().model_type == "roberta") {
     auto head = group(*this, "classifier");
     pooler_ = add_linear(*head, "dense", h, h);
     classifier_ = add_linear(*head, "out_proj", h, spec.num_classes);
+  } else if (distil) {
+    pooler_ = add_linear(*this, "pre_classifier", h, h);
+    classifier_ = add_linear(*this, "classifier", h, spec.num_classes);
   } else {
     pooler_ = add_linear(*group(*base, "pooler"), "dense", h, h);
     classifier_ = add_linear(*this, "classifier", h, spec.num_classes);
@@ -79,6 +98,8 @@ std::vector<std::string> HfBertImpl::head_names() const {
   if (config().model_type == "roberta")
     return {"classifier.dense.weight", "classifier.dense.bias", "classifier.out_proj.weight",
             "classifier.out_proj.bias"};
+  if (config().model_type == "distilbert")
+    return {"pre_classifier.weight", "pre_classifier.bias", "classifier.weight", "classifier.bias"};
   return {"classifier.weight", "classifier.bias"};
 }
 
@@ -116,10 +137,10 @@ torch::Tensor HfBertImpl::encode(const torch::Tensor& ids, const torch::Tensor& 
   } else {
     positions = torch::arange(t, ids.options().dtype(torch::kInt64)).unsqueeze(0);
   }
-  const torch::Tensor types =
-      token_types.defined() ? token_types : torch::zeros_like(ids, ids.options());
-  torch::Tensor x =
-      words_->forward(ids) + positions_->forward(positions) + token_types_->forward(types);
+  torch::Tensor x = words_->forward(ids) + positions_->forward(positions);
+  if (!token_types_.is_empty())
+    x = x + token_types_->forward(token_types.defined() ? token_types
+                                                        : torch::zeros_like(ids, ids.options()));
   x = torch::dropout(embedding_norm_->forward(x), config().hidden_dropout, is_training());
   // A sequence with no token keeps its first position, or no key would be left to attend to.
   torch::Tensor padding = mask == 0;
@@ -148,6 +169,8 @@ Output HfBertImpl::forward_named(const NamedInputs& inputs, const torch::Tensor&
   torch::Tensor pooled;
   if (config().model_type == "roberta")
     pooled = torch::tanh(pooler_->forward(torch::dropout(first, drop, is_training())));
+  else if (config().model_type == "distilbert")  // pre_classifier, ReLU
+    pooled = torch::relu(pooler_->forward(first));
   else
     pooled = torch::tanh(pooler_->forward(first));
   return make_output(classifier_->forward(torch::dropout(pooled, drop, is_training())), y);

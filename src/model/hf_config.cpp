@@ -33,6 +33,24 @@ bool known_activation(const std::string& act) {
 
 HfConfig parse_config(const nlohmann::json& j, const std::string& where);
 
+nlohmann::json distilbert_as_bert(const nlohmann::json& in) {
+  nlohmann::json j = in;
+  const std::pair<const char*, const char*> names[] = {
+      {"dim", "hidden_size"},
+      {"n_layers", "num_hidden_layers"},
+      {"n_heads", "num_attention_heads"},
+      {"hidden_dim", "intermediate_size"},
+      {"activation", "hidden_act"},
+      {"dropout", "hidden_dropout_prob"},
+      {"attention_dropout", "attention_probs_dropout_prob"},
+      {"seq_classif_dropout", "classifier_dropout"}};
+  for (const auto& [theirs, ours] : names)
+    if (in.contains(theirs)) j[ours] = in[theirs];
+  j["type_vocab_size"] = 1;  // none, but the checks want a size
+  if (!in.contains("dropout")) j["hidden_dropout_prob"] = 0.1;
+  return j;
+}
+
 // Qwen2 and Llama: grouped-query attention, RMSNorm, rotary positions of the default kind.
 void read_decoder(const nlohmann::json& j, const std::string& where, HfConfig& c) {
   c.vocab_size = positive(j, "vocab_size", where);
@@ -91,17 +109,20 @@ HfConfig parse_hf_config(const nlohmann::json& j, const std::string& where) {
 
 namespace {
 
-HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
+HfConfig parse_config(const nlohmann::json& in, const std::string& where) {
+  // DistilBERT names the same sizes its own way: read under BERT's names.
+  const nlohmann::json j =
+      in.is_object() && in.value("model_type", "") == "distilbert" ? distilbert_as_bert(in) : in;
   if (!j.is_object()) SLIMTRAIN_THROW(ConfigError, where, ": is not a JSON object");
   HfConfig c;
   if (!j.contains("model_type") || !j["model_type"].is_string())
     SLIMTRAIN_THROW(ConfigError, where, ": has no \"model_type\" string");
   c.model_type = j["model_type"].get<std::string>();
-  if (c.model_type != "bert" && c.model_type != "roberta" && c.model_type != "vit" &&
-      !c.is_decoder())
+  if (c.model_type != "bert" && c.model_type != "roberta" && c.model_type != "distilbert" &&
+      c.model_type != "vit" && !c.is_decoder())
     SLIMTRAIN_THROW(ConfigError, where, ": model_type \"", c.model_type,
-                    "\" has no native module in slimtrain (it has bert, roberta, vit, qwen2 and "
-                    "llama); train it through TorchScript (docs/models.md)");
+                    "\" has no native module in slimtrain (it has bert, roberta, distilbert, vit, "
+                    "qwen2 and llama); train it through TorchScript (docs/models.md)");
   const bool vit = c.is_vit();
   if (j.contains("architectures") && j["architectures"].is_array())
     for (const auto& a : j["architectures"]) {
@@ -110,11 +131,12 @@ HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
       const bool known = vit ? arch.rfind("ViT", 0) == 0
                          : c.is_decoder()
                              ? arch.rfind("Qwen2", 0) == 0 || arch.rfind("Llama", 0) == 0
-                             : arch.rfind("Bert", 0) == 0 || arch.rfind("Roberta", 0) == 0;
+                             : arch.rfind("Bert", 0) == 0 || arch.rfind("Roberta", 0) == 0 ||
+                                   arch.rfind("DistilBert", 0) == 0;
       if (!known)
         SLIMTRAIN_THROW(ConfigError, where, ": architecture ", arch,
-                        " has no native module in slimtrain (it has BERT, RoBERTa, ViT, Qwen2 "
-                        "and Llama)");
+                        " has no native module in slimtrain (it has BERT, RoBERTa, DistilBERT, "
+                        "ViT, Qwen2 and Llama)");
     }
   if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute")
     SLIMTRAIN_THROW(ConfigError, where, ": position_embedding_type ",
@@ -165,6 +187,7 @@ HfConfig parse_config(const nlohmann::json& j, const std::string& where) {
   if (!vit && !c.is_decoder() && c.max_length() < 1)
     SLIMTRAIN_THROW(ConfigError, where, ": max_position_embeddings ", c.max_position_embeddings,
                     " leaves no position past pad_token_id ", c.pad_token_id);
+  c.frozen_positions = c.model_type == "distilbert" && j.value("sinusoidal_pos_embds", false);
   if (j.contains("id2label") && j["id2label"].is_object() && !j["id2label"].empty())
     c.num_labels = static_cast<std::int64_t>(j["id2label"].size());
   else if (j.contains("num_labels") && j["num_labels"].is_number_integer())

@@ -69,8 +69,9 @@ std::string ModelSpec::describe() const {
   if (name == "hf" && !hf_config.empty()) {
     const auto j = nlohmann::json::parse(hf_config, nullptr, false);
     if (j.is_object())
-      out << " " << j.value("model_type", "?") << " hidden " << j.value("hidden_size", 0)
-          << " layers " << j.value("num_hidden_layers", 0);
+      out << " " << j.value("model_type", "?") << " hidden "
+          << j.value("hidden_size", j.value("dim", 0)) << " layers "
+          << j.value("num_hidden_layers", j.value("n_layers", 0));  // DistilBERT's names
   }
   if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
   return out.str();

@@ -4,7 +4,7 @@ slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
 
   hf_models.py make DIR        DIR/text.h5 (layout 2: input_ids ragged, vocab 120, 4 classes,
                                the class's marker token 3..6 in the sequence) and checkpoints:
-                               bert, roberta, bert-bf16 (stored in bfloat16), bert-sharded
+                               bert, roberta, distilbert, bert-bf16 (stored in bfloat16), bert-sharded
                                (model.safetensors.index.json), bert-base (BertModel: no "bert."
                                prefix, no classifier), bert-2labels (a head for 2 classes),
                                bert-missing, bert-shape, bert-extra (damaged), gpt2 (no module);
@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from transformers import (AutoModelForSequenceClassification, BertConfig, BertForSequenceClassification,
-                          BertModel, LlamaConfig, LlamaForSequenceClassification, Qwen2Config,
+                          BertModel, DistilBertConfig, DistilBertForSequenceClassification, LlamaConfig, LlamaForSequenceClassification, Qwen2Config,
                           Qwen2ForSequenceClassification, RobertaConfig, RobertaForSequenceClassification,
                           ViTConfig, ViTForImageClassification)
 
@@ -103,6 +103,9 @@ def make(d):
         max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, num_labels=4,
         initializer_range=0.3))
     roberta.save_pretrained(f"{d}/roberta")
+    DistilBertForSequenceClassification(DistilBertConfig(
+        vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64,
+        num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/distilbert")
 
     tensors = load_file(f"{d}/bert/model.safetensors")
     for name, change in (("missing", "drop"), ("shape", "shape"), ("extra", "extra")):
@@ -224,7 +227,8 @@ def agree(hfdir, data, split, pred):
     config = json.load(open(f"{hfdir}/config.json"))
     arch = {"bert": "BertForSequenceClassification", "roberta": "RobertaForSequenceClassification",
             "vit": "ViTForImageClassification", "qwen2": "Qwen2ForSequenceClassification",
-            "llama": "LlamaForSequenceClassification"}[config["model_type"]]
+            "llama": "LlamaForSequenceClassification",
+            "distilbert": "DistilBertForSequenceClassification"}[config["model_type"]]
     assert config["architectures"] == [arch], config["architectures"]
     with h5py.File(data, "r") as f:
         names = [n.decode() if isinstance(n, bytes) else str(n) for n in f.attrs["class_names"]]

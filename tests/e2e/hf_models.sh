@@ -2,7 +2,8 @@
 # --model hf:DIR against transformers itself (the venv's Python, SLIMTRAIN_TORCH_PYTHON), on
 # small random checkpoints save_pretrained writes (nothing downloaded):
 # - `eval --model hf:DIR --predictions` gives transformers' logits within 1e-4 for BERT, RoBERTa,
-#   a checkpoint stored in bfloat16 and one sharded through model.safetensors.index.json;
+#   DistilBERT, a checkpoint stored in bfloat16 and one sharded through
+#   model.safetensors.index.json;
 # - a base model's checkpoint (no head) and a head for 2 labels where the data has 4 load with the
 #   head created and a warning naming it; a missing, misshapen or unknown tensor, a model_type
 #   with no native module and a directory without config.json are exit 2 naming them;
@@ -27,7 +28,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
 np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
 D=$work/text.h5
 
-for m in bert roberta bert-bf16 bert-sharded; do
+for m in bert roberta distilbert bert-bf16 bert-sharded; do
   check "eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
     --predictions "$work/p-$m.h5" --threads 1
   check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
@@ -50,7 +51,7 @@ check "an unknown tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:
 check "  naming it" contains "holds tensor bert.encoder.layer.0.adapter.weight (\[4,4\]), which no part of"
 check "a model_type without a native module: exit 2" expect_rc 2 "$S" train --data "$D" \
   --model "hf:$work/gpt2" --max-steps 1 --out "$work/x"
-check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, vit, qwen2 and llama)"
+check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, distilbert, vit, qwen2 and llama)"
 check "no config.json: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/nowhere"
 check "  naming the file" contains "nowhere/config.json cannot be read"
 check "hf: with --checkpoint: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert" \

@@ -7,7 +7,9 @@
  * (self-attention, then a GELU feed-forward, each added to its input and normalised); the pooler
  * (tanh of a dense layer on the first token); dropout; the classifier. RoBERTa: positions counted
  * from pad_token_id + 1 over the tokens that are not padding, and a head of dense, tanh and
- * out_proj on the first token instead of the pooler. Inputs by name: input_ids and attention_mask
+ * out_proj on the first token instead of the pooler. DistilBERT: no token types, its own names
+ * (transformer.layer.N.attention.q_lin, sa_layer_norm, ffn.lin1, ...), and pre_classifier with a
+ * ReLU before the classifier. Inputs by name: input_ids and attention_mask
  * (token types are all 0, one segment). Hidden states stay inside forward (the slim boundary).
  */
 #include <cstdint>
@@ -29,7 +31,9 @@ class HfBertImpl final : public HfClassifierImpl {
   torch::Tensor embed(const torch::Tensor& x) override;
   std::int64_t embedding_dim() const override { return config().hidden_size; }
   std::vector<std::string> head_names() const override;
-  std::string optional_prefix() const override { return config().base_prefix() + "pooler."; }
+  std::string optional_prefix() const override {
+    return config().model_type == "bert" ? config().base_prefix() + "pooler." : "";
+  }
 
  private:
   struct Layer {
@@ -46,7 +50,8 @@ class HfBertImpl final : public HfClassifierImpl {
   torch::nn::Embedding words_{nullptr}, positions_{nullptr}, token_types_{nullptr};
   torch::nn::LayerNorm embedding_norm_{nullptr};
   std::vector<Layer> layers_;
-  torch::nn::Linear pooler_{nullptr};      ///< BERT's pooler; RoBERTa's classifier.dense
+  torch::nn::Linear pooler_{
+      nullptr};  ///< BERT's pooler; RoBERTa's classifier.dense; pre_classifier
   torch::nn::Linear classifier_{nullptr};  ///< BERT's classifier; RoBERTa's classifier.out_proj
 };
 

@@ -12,7 +12,7 @@ namespace slimtrain::model {
 
 /** @brief The encoders of BertForSequenceClassification, its small variations, and ViT. */
 struct HfConfig {
-  std::string model_type;  ///< "bert", "roberta", "vit", "qwen2" or "llama"
+  std::string model_type;  ///< "bert", "roberta", "distilbert", "vit", "qwen2" or "llama"
   std::int64_t vocab_size = 0, hidden_size = 0, num_hidden_layers = 0, num_attention_heads = 0;
   std::int64_t intermediate_size = 0, max_position_embeddings = 0, type_vocab_size = 0;
   std::int64_t pad_token_id = 0;
@@ -24,13 +24,14 @@ struct HfConfig {
   // qwen2 and llama only:
   std::int64_t num_key_value_heads = 0, head_dim = 0;
   double rms_norm_eps = 1e-6, rope_theta = 10000.0;
-  bool attention_bias = false;  ///< q, k and v biases (Qwen2's)
+  bool attention_bias = false;    ///< q, k and v biases (Qwen2's)
+  bool frozen_positions = false;  ///< DistilBERT's sinusoidal_pos_embds: positions do not train
 
   bool is_vit() const { return model_type == "vit"; }
   /** @brief The decoders: Qwen2 and Llama. */
   bool is_decoder() const { return model_type == "qwen2" || model_type == "llama"; }
 
-  /** @brief The parameters' prefix in the checkpoint: "bert.", "roberta.", "vit.", "model." */
+  /** @brief The parameters' prefix: "bert.", "roberta.", "distilbert.", "vit.", "model." */
   std::string base_prefix() const { return is_decoder() ? "model." : model_type + "."; }
   /** @brief RoBERTa counts positions from pad_token_id + 1: two rows of its table are unused. */
   std::int64_t position_offset() const { return model_type == "roberta" ? pad_token_id + 1 : 0; }
