@@ -43,7 +43,7 @@ HfBertImpl::HfBertImpl(const ModelSpec& spec)
   {
     torch::NoGradGuard no_grad;
     for (auto* e : {&words_, &positions_, &token_types_})
-      if (!e->is_empty()) (*e)->weight.normal_(0.0, config().initializer_range);
+      if (!e->is_empty()) torch::nn::init::normal_((*e)->weight, 0.0, config().initializer_range);
   }
   if (config().frozen_positions) positions_->weight.set_requires_grad(false);  // sinusoidal
   embedding_norm_ = add_norm(*embeddings);

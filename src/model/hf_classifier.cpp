@@ -14,7 +14,7 @@ nn::Linear HfClassifierImpl::add_linear(nn::Module& parent, const std::string& n
   auto layer = parent.register_module(name, nn::Linear(nn::LinearOptions(in, out).bias(bias)));
   // transformers' _init_weights: N(0, initializer_range) weights, zero biases.
   torch::NoGradGuard no_grad;
-  layer->weight.normal_(0.0, config_.initializer_range);
+  torch::nn::init::normal_(layer->weight, 0.0, config_.initializer_range);
   if (bias) layer->bias.zero_();
   return layer;
 }

@@ -57,7 +57,7 @@ HfDecoderImpl::HfDecoderImpl(const ModelSpec& spec) : HfClassifierImpl(spec, hf_
   embed_tokens_ = base->register_module("embed_tokens", nn::Embedding(c.vocab_size, h));
   {
     torch::NoGradGuard no_grad;
-    embed_tokens_->weight.normal_(0.0, c.initializer_range);
+    torch::nn::init::normal_(embed_tokens_->weight, 0.0, c.initializer_range);
   }
   auto list = base->register_module("layers", nn::ModuleList());
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {

@@ -24,7 +24,7 @@ HfVitImpl::HfVitImpl(const ModelSpec& spec) : HfClassifierImpl(spec, hf_config_o
     cls_token_ = embeddings->register_parameter("cls_token", torch::zeros({1, 1, h}));
     positions_ = embeddings->register_parameter("position_embeddings",
                                                 torch::empty({1, grid * grid + 1, h}));
-    positions_.normal_(0.0, c.initializer_range);
+    torch::nn::init::normal_(positions_, 0.0, c.initializer_range);
   }
   patches_ =
       hf_group(*embeddings, "patch_embeddings")
