@@ -4,17 +4,12 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/attention.hpp"
+#include "slimtrain/model/token_inputs.hpp"
 
 namespace slimtrain::model {
 namespace {
 
 namespace nn = torch::nn;
-
-const torch::Tensor* find(const NamedInputs& inputs, const std::string& name) {
-  for (const auto& [n, t] : inputs)
-    if (n == name) return &t;
-  return nullptr;
-}
 
 std::shared_ptr<nn::Module> group(nn::Module& parent, const std::string& name) {
   return hf_group(parent, name);
@@ -150,20 +145,12 @@ torch::Tensor HfBertImpl::encode(const torch::Tensor& ids, const torch::Tensor& 
 }
 
 Output HfBertImpl::forward(const torch::Tensor&, const torch::Tensor&) {
-  SLIMTRAIN_THROW(ConfigError, "--model ", spec().model_option(),
-                  " reads input_ids and attention_mask by name: a data file of layout 2 from "
-                  "prep text, not one input x");
+  refuse_single_input(spec().model_option());
 }
 
 Output HfBertImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
-  const torch::Tensor* ids = find(inputs, "input_ids");
-  const torch::Tensor* mask = find(inputs, "attention_mask");
-  if (ids == nullptr || mask == nullptr)
-    SLIMTRAIN_THROW(DataError, "--model ", spec().model_option(),
-                    " reads input_ids and attention_mask; the batch has no ",
-                    ids == nullptr ? "input_ids" : "attention_mask");
-  const torch::Tensor* types = find(inputs, "token_type_ids");
-  const torch::Tensor hidden = encode(*ids, *mask, types ? *types : torch::Tensor());
+  const TokenInputs in = token_inputs(inputs, spec().model_option());
+  const torch::Tensor hidden = encode(in.ids, in.mask, in.token_types);
   const double drop = config().classifier_dropout;
   torch::Tensor first = hidden.select(1, 0);
   torch::Tensor pooled;
@@ -177,8 +164,7 @@ Output HfBertImpl::forward_named(const NamedInputs& inputs, const torch::Tensor&
 }
 
 torch::Tensor HfBertImpl::embed(const torch::Tensor&) {
-  SLIMTRAIN_THROW(ConfigError, "--embeddings: model ", spec().model_option(),
-                  " reads token sequences (layout 2); export its weights instead");
+  refuse_embeddings(spec().model_option());
 }
 
 }  // namespace slimtrain::model

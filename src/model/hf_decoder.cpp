@@ -12,12 +12,6 @@ namespace {
 
 namespace nn = torch::nn;
 
-const torch::Tensor* find(const NamedInputs& inputs, const std::string& name) {
-  for (const auto& [n, t] : inputs)
-    if (n == name) return &t;
-  return nullptr;
-}
-
 // An RMSNorm's weight, registered as transformers names it: PREFIX.weight.
 torch::Tensor norm_weight(nn::Module& parent, const std::string& name, std::int64_t size) {
   return hf_group(parent, name)->register_parameter("weight", torch::ones({size}));
@@ -113,25 +107,18 @@ torch::Tensor HfDecoderImpl::layer_forward(Layer& l, const torch::Tensor& x,
 }
 
 Output HfDecoderImpl::forward(const torch::Tensor&, const torch::Tensor&) {
-  SLIMTRAIN_THROW(ConfigError, "--model ", spec().model_option(),
-                  " reads input_ids and attention_mask by name: a data file of layout 2 from "
-                  "prep text, not one input x");
+  refuse_single_input(spec().model_option());
 }
 
 Output HfDecoderImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
-  const torch::Tensor* ids = find(inputs, "input_ids");
-  const torch::Tensor* mask = find(inputs, "attention_mask");
-  if (ids == nullptr || mask == nullptr)
-    SLIMTRAIN_THROW(DataError, "--model ", spec().model_option(),
-                    " reads input_ids and attention_mask; the batch has no ",
-                    ids == nullptr ? "input_ids" : "attention_mask");
+  const TokenInputs in = token_inputs(inputs, spec().model_option());
   const HfConfig& c = config();
-  const std::int64_t t = ids->size(1);
+  const std::int64_t t = in.ids.size(1);
   if (t > c.max_position_embeddings)
     SLIMTRAIN_THROW(DataError, "--model ", spec().model_option(), ": a batch holds sequences of ",
                     t, " tokens, past the model's ", c.max_position_embeddings,
                     " positions; cut them in prep (--max-length)");
-  torch::Tensor x = embed_tokens_->forward(*ids);
+  torch::Tensor x = embed_tokens_->forward(in.ids);
   // Rotary angles of positions 0..T-1, in float32 as transformers computes them.
   const auto f32 = x.options().dtype(torch::kFloat32);
   const torch::Tensor inv_freq =
@@ -141,7 +128,7 @@ Output HfDecoderImpl::forward_named(const NamedInputs& inputs, const torch::Tens
   const torch::Tensor both = torch::cat({angles, angles}, -1);
   const torch::Tensor cos = both.cos().to(x.scalar_type()), sin = both.sin().to(x.scalar_type());
   // Causal and not padding; every token may see itself, so a pad's row has a key and no NaN.
-  const torch::Tensor real = mask->to(torch::kBool);
+  const torch::Tensor real = in.mask.to(torch::kBool);
   const auto bool_options = real.options();
   const torch::Tensor causal = torch::ones({t, t}, bool_options).tril();
   const torch::Tensor allowed =
@@ -150,7 +137,7 @@ Output HfDecoderImpl::forward_named(const NamedInputs& inputs, const torch::Tens
   for (Layer& l : layers_) x = layer_forward(l, x, cos, sin, allowed4);
   x = rms_norm(x, norm_);
   // The last token that is not padding: right or left padding alike.
-  const torch::Tensor positions = torch::arange(t, mask->options().dtype(torch::kInt64));
+  const torch::Tensor positions = torch::arange(t, in.mask.options().dtype(torch::kInt64));
   const torch::Tensor last = (positions * real.to(torch::kInt64)).argmax(1);
   const torch::Tensor pooled =
       x.gather(1, last.view({-1, 1, 1}).expand({x.size(0), 1, x.size(2)})).squeeze(1);
@@ -158,8 +145,7 @@ Output HfDecoderImpl::forward_named(const NamedInputs& inputs, const torch::Tens
 }
 
 torch::Tensor HfDecoderImpl::embed(const torch::Tensor&) {
-  SLIMTRAIN_THROW(ConfigError, "--embeddings: model ", spec().model_option(),
-                  " reads token sequences (layout 2); export its weights instead");
+  refuse_embeddings(spec().model_option());
 }
 
 }  // namespace slimtrain::model

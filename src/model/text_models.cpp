@@ -3,16 +3,10 @@
 #include <cmath>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/token_inputs.hpp"
 
 namespace slimtrain::model {
 namespace {
-
-const torch::Tensor& named(const NamedInputs& inputs, const std::string& name,
-                           const std::string& model) {
-  for (const auto& [n, t] : inputs)
-    if (n == name) return t;
-  SLIMTRAIN_THROW(DataError, "model ", model, " reads ", name, "; the batch has none");
-}
 
 // Sinusoidal position codes [L, D] (Vaswani et al.): no parameter, so no longest length.
 torch::Tensor positions(std::int64_t length, std::int64_t dim, const torch::TensorOptions& o) {
@@ -45,22 +39,18 @@ TextClassifierImpl::TextClassifierImpl(const ModelSpec& spec) : ClassifierImpl(s
 }
 
 Output TextClassifierImpl::forward(const torch::Tensor&, const torch::Tensor&) {
-  SLIMTRAIN_THROW(ConfigError, "model ", spec().name,
-                  " reads input_ids (and attention_mask) by name: a data file of layout 2 with "
-                  "token sequences, not one input x");
+  refuse_single_input(spec().model_option());
 }
 
 Output TextClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
-  const torch::Tensor ids = named(inputs, "input_ids", spec().name);
-  const torch::Tensor mask = named(inputs, "attention_mask", spec().name);
-  const torch::Tensor pooled = features(ids, mask);
+  const TokenInputs in = token_inputs(inputs, spec().model_option());
+  const torch::Tensor pooled = features(in.ids, in.mask);
   await_weights(*head_);
   return make_output(head_->forward(pooled), y);
 }
 
 torch::Tensor TextClassifierImpl::embed(const torch::Tensor&) {
-  SLIMTRAIN_THROW(ConfigError, "--embeddings: model ", spec().name,
-                  " reads token sequences (layout 2); export its weights instead");
+  refuse_embeddings(spec().model_option());
 }
 
 TextBowImpl::TextBowImpl(const ModelSpec& spec) : TextClassifierImpl(spec) {
