@@ -1,0 +1,75 @@
+// HfTokenizer on the edges the e2e comparison (tests/e2e/hf_tokenizer.sh) cannot reach through
+// prep text, which refuses an empty record: empty strings, whitespace alone, a pair with an empty
+// side. The tokenizer.json files and the expected ids are the tokenizers library's
+// (fixtures/make_tokenizers.py writes the one and prints the other).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "slimtrain/data/hf_tokenizer.hpp"
+
+namespace slimtrain::data {
+namespace {
+
+using Ids = std::vector<std::int32_t>;
+
+HfTokenizer fixture(const std::string& name) {
+  const std::string path =
+      std::string(SLIMTRAIN_TEST_SOURCE_DIR) + "/tests/unit/fixtures/" + name + "-tokenizer.json";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  return HfTokenizer::parse(std::string(std::istreambuf_iterator<char>(in), {}), path);
+}
+
+Ids encode(const HfTokenizer& t, const std::vector<std::string>& texts) {
+  std::int64_t full = -1;
+  Ids ids = t.encode(texts, 0, full);
+  EXPECT_EQ(full, static_cast<std::int64_t>(ids.size()));
+  return ids;
+}
+
+TEST(HfTokenizer, WordPieceEmptyStringIsClsSep) {
+  const HfTokenizer t = fixture("wordpiece");
+  EXPECT_EQ(encode(t, {""}), (Ids{2, 3}));
+  EXPECT_EQ(t.encode_plain(""), Ids{});
+  // Whitespace alone, ASCII or ideographic, normalises to nothing.
+  EXPECT_EQ(encode(t, {"   "}), (Ids{2, 3}));
+  EXPECT_EQ(encode(t, {"\u3000"}), (Ids{2, 3}));
+  EXPECT_EQ(t.encode_plain("\u3000"), Ids{});
+}
+
+TEST(HfTokenizer, WordPiecePairsWithAnEmptySide) {
+  const HfTokenizer t = fixture("wordpiece");
+  EXPECT_EQ(encode(t, {"", "hello"}), (Ids{2, 3, 5, 3}));
+  EXPECT_EQ(encode(t, {"hello", ""}), (Ids{2, 5, 3, 3}));
+  EXPECT_EQ(encode(t, {"", ""}), (Ids{2, 3, 3}));
+}
+
+TEST(HfTokenizer, WordPieceBesideTheEdges) {
+  // The same fixture on text, so an empty result above is not a tokenizer that gives nothing.
+  const HfTokenizer t = fixture("wordpiece");
+  EXPECT_EQ(encode(t, {"Hello, worlds"}), (Ids{2, 5, 9, 6, 7, 3}));
+  EXPECT_EQ(encode(t, {"Caf\u00e9"}), (Ids{2, 8, 3}));  // lowercased, accent stripped
+}
+
+TEST(HfTokenizer, ByteLevelBpeEmptyStringIsNoToken) {
+  const HfTokenizer t = fixture("byte-bpe");
+  EXPECT_EQ(encode(t, {""}), Ids{});
+  EXPECT_EQ(t.encode_plain(""), Ids{});
+  EXPECT_EQ(encode(t, {" "}), (Ids{5}));  // one space is a token of its own: Ġ
+  EXPECT_EQ(encode(t, {"ab ab"}), (Ids{6, 7}));
+  EXPECT_EQ(encode(t, {"abab b"}), (Ids{6, 6, 5, 4}));
+}
+
+TEST(HfTokenizer, RobertaEmptyStringKeepsItsSpecialTokens) {
+  const HfTokenizer t = fixture("roberta");
+  EXPECT_EQ(encode(t, {""}), (Ids{0, 1}));
+  EXPECT_EQ(encode(t, {"", ""}), (Ids{0, 1, 1, 1}));
+  EXPECT_EQ(encode(t, {"ab"}), (Ids{0, 6, 1}));
+}
+
+}  // namespace
+}  // namespace slimtrain::data
