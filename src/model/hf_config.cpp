@@ -51,7 +51,48 @@ nlohmann::json distilbert_as_bert(const nlohmann::json& in) {
   return j;
 }
 
-// Qwen2 and Llama: grouped-query attention, RMSNorm, rotary positions of the default kind.
+double positive_number(const nlohmann::json& j, const char* key, const std::string& where) {
+  const double v = number_or(j, key, 0.0, where);
+  if (!(v > 0.0))
+    SLIMTRAIN_THROW(ConfigError, where, ": rotary scaling needs \"", key, "\" above 0; it is ",
+                    j.contains(key) ? j[key].dump() : std::string("missing"));
+  return v;
+}
+
+// Rotary positions: transformers 5 keeps rope_theta and the scaling in rope_parameters; 4.x
+// keeps rope_theta beside it and the scaling in rope_scaling ("type" in older files).
+void read_rope(const nlohmann::json& j, const std::string& where, HfConfig& c) {
+  nlohmann::json rope = j.value("rope_parameters", nlohmann::json());
+  if (!rope.is_object()) rope = j.value("rope_scaling", nlohmann::json());
+  if (!rope.is_object()) rope = nlohmann::json::object();
+  c.rope_type = rope.value("rope_type", rope.value("type", std::string("default")));
+  c.rope_theta = rope.contains("rope_theta") ? number_or(rope, "rope_theta", 10000.0, where)
+                                             : number_or(j, "rope_theta", 10000.0, where);
+  const double partial = rope.contains("partial_rotary_factor")
+                             ? number_or(rope, "partial_rotary_factor", 1.0, where)
+                             : number_or(j, "partial_rotary_factor", 1.0, where);
+  if (partial != 1.0)
+    SLIMTRAIN_THROW(ConfigError, where, ": partial_rotary_factor ", partial,
+                    " is not implemented (rotary positions on the whole head)");
+  if (c.rope_type == "default") return;
+  if (c.rope_type != "linear" && c.rope_type != "llama3")
+    SLIMTRAIN_THROW(ConfigError, where, ": rotary positions of type ", c.rope_type,
+                    " are not implemented (default, linear and llama3)");
+  c.rope_factor = positive_number(rope, "factor", where);
+  if (c.rope_type == "linear") return;
+  c.rope_low_freq_factor = positive_number(rope, "low_freq_factor", where);
+  c.rope_high_freq_factor = positive_number(rope, "high_freq_factor", where);
+  if (c.rope_high_freq_factor <= c.rope_low_freq_factor)
+    SLIMTRAIN_THROW(ConfigError, where, ": rotary scaling's high_freq_factor ",
+                    c.rope_high_freq_factor, " is not above its low_freq_factor ",
+                    c.rope_low_freq_factor);
+  // As transformers: the model's own length when the file does not say.
+  c.rope_original_max_positions = rope.contains("original_max_position_embeddings")
+                                      ? positive(rope, "original_max_position_embeddings", where)
+                                      : c.max_position_embeddings;
+}
+
+// Qwen2 and Llama: grouped-query attention, RMSNorm, rotary positions (read_rope).
 void read_decoder(const nlohmann::json& j, const std::string& where, HfConfig& c) {
   c.vocab_size = positive(j, "vocab_size", where);
   c.max_position_embeddings = positive(j, "max_position_embeddings", where);
@@ -67,17 +108,7 @@ void read_decoder(const nlohmann::json& j, const std::string& where, HfConfig& c
   if (c.head_dim % 2 != 0)
     SLIMTRAIN_THROW(ConfigError, where, ": head_dim ", c.head_dim, " is odd (rotary pairs)");
   c.rms_norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
-  // transformers 5 keeps rope_theta in rope_parameters; 4.x beside it, with rope_scaling.
-  nlohmann::json rope = j.value("rope_parameters", nlohmann::json());
-  if (!rope.is_object()) rope = j.value("rope_scaling", nlohmann::json());
-  if (rope.is_object() &&
-      rope.value("rope_type", rope.value("type", std::string("default"))) != "default")
-    SLIMTRAIN_THROW(ConfigError, where, ": rotary positions of type ",
-                    rope.value("rope_type", rope.value("type", std::string())),
-                    " are not implemented (default only)");
-  c.rope_theta = rope.is_object() && rope.contains("rope_theta")
-                     ? number_or(rope, "rope_theta", 10000.0, where)
-                     : number_or(j, "rope_theta", 10000.0, where);
+  read_rope(j, where, c);
   if (j.value("use_sliding_window", false))
     SLIMTRAIN_THROW(ConfigError, where, ": use_sliding_window is not implemented");
   c.attention_bias = c.model_type == "qwen2" || j.value("attention_bias", false);

@@ -38,6 +38,27 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
 #endif
 }
 
+// The rotary inverse frequencies [head_dim / 2], scaled as the config's rope_type says, in
+// transformers' order of float32 operations (modeling_rope_utils.py).
+torch::Tensor rotary_frequencies(const HfConfig& c, const torch::TensorOptions& f32) {
+  const double dim = static_cast<double>(c.head_dim);
+  const torch::Tensor inv_freq =
+      1.0 / torch::pow(c.rope_theta, torch::arange(0, c.head_dim, 2, f32) / dim);
+  if (c.rope_type == "linear") return inv_freq / c.rope_factor;
+  if (c.rope_type != "llama3") return inv_freq;
+  // Llama 3.1: wavelengths longer than the pretrained context / low_freq_factor are stretched
+  // by the factor, those shorter than it / high_freq_factor kept, the ones between blended.
+  const double context = static_cast<double>(c.rope_original_max_positions);
+  const double low = c.rope_low_freq_factor, high = c.rope_high_freq_factor;
+  const torch::Tensor wavelength = 2 * 3.141592653589793 / inv_freq;  // math.pi
+  torch::Tensor scaled =
+      torch::where(wavelength > context / low, inv_freq / c.rope_factor, inv_freq);
+  const torch::Tensor smooth = (context / wavelength - low) / (high - low);
+  const torch::Tensor blended = (1 - smooth) * scaled / c.rope_factor + smooth * scaled;
+  const torch::Tensor medium = (wavelength >= context / high) & (wavelength <= context / low);
+  return torch::where(medium, blended, scaled);
+}
+
 }  // namespace
 
 HfDecoderImpl::HfDecoderImpl(const ModelSpec& spec) : HfClassifierImpl(spec, hf_config_of(spec)) {
@@ -121,9 +142,7 @@ Output HfDecoderImpl::forward_named(const NamedInputs& inputs, const torch::Tens
   torch::Tensor x = embed_tokens_->forward(in.ids);
   // Rotary angles of positions 0..T-1, in float32 as transformers computes them.
   const auto f32 = x.options().dtype(torch::kFloat32);
-  const torch::Tensor inv_freq =
-      1.0 / torch::pow(c.rope_theta,
-                       torch::arange(0, c.head_dim, 2, f32) / static_cast<double>(c.head_dim));
+  const torch::Tensor inv_freq = rotary_frequencies(c, f32);
   const torch::Tensor angles = torch::outer(torch::arange(t, f32), inv_freq);
   const torch::Tensor both = torch::cat({angles, angles}, -1);
   const torch::Tensor cos = both.cos().to(x.scalar_type()), sin = both.sin().to(x.scalar_type());

@@ -12,7 +12,10 @@ slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
                                classes: a bright quadrant) and vit (ViTForImageClassification,
                                patch 4, its ViTImageProcessor beside it) and DIR/pngs/{train,test}/
                                CLASS/*.png (the same kind of images as files); qwen2 (Qwen2ForSequenceClassification, 4 heads over 2
-                               key-value heads), qwen2-tune (its usual initialisation) and llama
+                               key-value heads), qwen2-tune (its usual initialisation), llama,
+                               llama3 (Llama 3.1's rotary scaling), qwen2-linear (rope_scaling
+                               linear, as transformers 4 writes it) and qwen2-yarn (a kind not
+                               implemented)
   hf_models.py logits CKPT DATA SPLIT PRED.h5
                                /logits of PRED.h5 equal transformers' logits of CKPT (loaded in
                                float32, eval mode), sequence by sequence unpadded (images as
@@ -139,6 +142,18 @@ def make(d):
                    num_labels=4, pad_token_id=0, initializer_range=0.3)
     Qwen2ForSequenceClassification(Qwen2Config(**decoder)).save_pretrained(f"{d}/qwen2")
     LlamaForSequenceClassification(LlamaConfig(**decoder)).save_pretrained(f"{d}/llama")
+    # Llama 3.1's rotary scaling, sized so that the head's 4 frequencies fall in all three of its
+    # bands (kept, blended, stretched); and the linear kind, as a transformers 4 file writes it.
+    LlamaForSequenceClassification(LlamaConfig(**decoder, rope_parameters=dict(
+        rope_type="llama3", rope_theta=100.0, factor=4.0, low_freq_factor=1.0, high_freq_factor=4.0,
+        original_max_position_embeddings=32))).save_pretrained(f"{d}/llama3")
+    for kind, scaling in (("linear", {"type": "linear", "factor": 2.0}), ("yarn", {"rope_type": "yarn", "factor": 2.0})):
+        os.makedirs(f"{d}/qwen2-{kind}", exist_ok=True)
+        shutil.copy(f"{d}/qwen2/model.safetensors", f"{d}/qwen2-{kind}/")
+        config = json.load(open(f"{d}/qwen2/config.json"))
+        config.pop("rope_parameters", None)
+        config.update(rope_theta=10000.0, rope_scaling=scaling)
+        json.dump(config, open(f"{d}/qwen2-{kind}/config.json", "w"))
     # The logits tests want a wide spread (0.3); fine-tuning a decoder wants transformers' 0.02.
     Qwen2ForSequenceClassification(Qwen2Config(**dict(decoder, initializer_range=0.02))).save_pretrained(
         f"{d}/qwen2-tune")

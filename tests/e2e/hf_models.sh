@@ -10,8 +10,8 @@
 # - fine-tuning BERT at np 2 learns the marker tokens; resumed at np 1 it goes on; `export --hf`
 #   loads with from_pretrained, with the data's id2label, and predicts what eval wrote;
 # - Qwen2 and Llama (grouped-query attention, rotary positions, RMSNorm, SwiGLU, the score on
-#   the last real token): transformers' logits sequence by sequence and in batches padded right
-#   and left; Qwen2 fine-tuned at np 2 learns and its export loads in transformers;
+#   the last real token), Llama 3.1's rotary scaling and the linear kind: transformers' logits
+#   sequence by sequence and in batches padded right and left; yarn is exit 2 naming it; Qwen2 fine-tuned at np 2 learns and its export loads in transformers;
 # - ViT: transformers' logits on a layout-1 image file's x as pixel_values; fine-tuned at np 2
 #   it learns; its export loads in transformers; a ViT on token sequences and BERT on images are
 #   exit 2 naming what each reads.
@@ -77,12 +77,15 @@ check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data
   --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
 check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
 
-for m in qwen2 llama; do
+for m in qwen2 llama llama3 qwen2-linear; do
   check "$m: eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
     --predictions "$work/p-$m.h5" --threads 1
   check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
   check "  and in batches padded right and left" "$PY2" "$models" padded "$work/$m" "$D" test "$work/p-$m.h5"
 done
+check "a rotary scaling not implemented (yarn): exit 2" expect_rc 2 "$S" eval --data "$D" \
+  --model "hf:$work/qwen2-yarn"
+check "  naming it and the kinds there are" contains "qwen2-yarn/config.json: rotary positions of type yarn are not implemented (default, linear and llama3)"
 check "Qwen2 fine-tuned at np 2" expect_rc 0 np 2 "$S" train --data "$D" --model "hf:$work/qwen2-tune" \
   --optimizer adamw --lr 1e-2 --epochs 12 --batch-size 16 --threads 1 --seed 5 --out "$work/run-qwen2"
 check "  learns the marker tokens" json_is "$(events "$work/run-qwen2" done)" 'e["final"]["accuracy"] > 0.8'

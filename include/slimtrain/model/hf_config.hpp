@@ -24,7 +24,12 @@ struct HfConfig {
   // qwen2 and llama only:
   std::int64_t num_key_value_heads = 0, head_dim = 0;
   double rms_norm_eps = 1e-6, rope_theta = 10000.0;
-  bool attention_bias = false;    ///< q, k and v biases (Qwen2's)
+  /** @brief Rotary scaling: "default", "linear" (every frequency / factor) or "llama3" (Llama
+   * 3.1's: long wavelengths / factor, short ones kept, a smooth blend between). */
+  std::string rope_type = "default";
+  double rope_factor = 1.0, rope_low_freq_factor = 1.0, rope_high_freq_factor = 4.0;
+  std::int64_t rope_original_max_positions = 0;  ///< llama3: the context it was pretrained at
+  bool attention_bias = false;                   ///< q, k and v biases (Qwen2's)
   bool frozen_positions = false;  ///< DistilBERT's sinusoidal_pos_embds: positions do not train
 
   bool is_vit() const { return model_type == "vit"; }
