@@ -12,6 +12,7 @@
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
+#include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/eval/split_evaluation.hpp"
 #include "slimtrain/runtime/device.hpp"
@@ -92,6 +93,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
         },
         io);
   }
+  comm::on_all_ranks(control, [&] { eval::check_model_inputs(*loaded.model, info); });
   comm::OpOptions stats_io = io;
   stats_io.tag = "normalisation";
   train::share_normalisation(info, control, stats_io);

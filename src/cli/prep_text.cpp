@@ -37,6 +37,7 @@ struct TextSplit {
   const TextTable* table = nullptr;
   std::vector<std::int64_t> rows;
   std::vector<std::int32_t> ids;      // this rank's sequences, end to end
+  std::vector<std::int32_t> types;    // their token types, when the file gets token_type_ids
   std::vector<std::int64_t> lengths;  // one per kept sample
   std::vector<std::string> labels;    // as written in the file
   std::vector<std::int64_t> source;   // the source row of each kept sample
@@ -50,13 +51,15 @@ struct TextSplit {
 struct TextOptions {
   bool strict = false;          // --strict: invalid UTF-8 or a NUL byte is exit 2
   std::int64_t max_length = 0;  // --max-length: tokens kept of a sample (0: all)
+  bool token_types = false;     // write token_type_ids: pairs for a model that reads them
 };
 
 // One sample's ids: its text, or a pair joined by the tokenizer's separator (or template);
 // cut to max_length.
 void encode(const Tokenizer& tokenizer, const data::TextRecord& record, const TextOptions& options,
             TextSplit& split, const std::string& where) {
-  const std::int64_t length = tokenizer.encode_record(record.texts, options.max_length, split.ids);
+  const std::int64_t length = tokenizer.encode_record(record.texts, options.max_length, split.ids,
+                                                      options.token_types ? &split.types : nullptr);
   if (length == 0) SLIMTRAIN_THROW(DataError, where, ": the text encodes to no tokens");
   if (options.max_length > 0 && length > options.max_length) ++split.notes.cut;
   if (length > split.notes.longest) {
@@ -103,6 +106,7 @@ void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& s
       split.source.push_back(row);
     } catch (const DataError& e) {
       split.ids.resize(before);
+      if (options.token_types) split.types.resize(before);
       if (!skip_bad) throw;
       split.skipped.push_back(e.what());
     }
@@ -198,31 +202,43 @@ void place(comm::ControlPlane& control, TextSplit& split) {
   split.total_tokens = token;
 }
 
-void write_split(hid_t file, const TextSplit& split, const RowWriter& rows,
-                 const Tokenizer& tokenizer, bool first_rank) {
-  const std::string& where = rows.where();
-  Hid group(SLIMTRAIN_CHECK_HDF5(
-      H5Gcreate2(file, split.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
-  Hid inputs(SLIMTRAIN_CHECK_HDF5(
-      H5Gcreate2(group, "inputs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
-  Hid ids(SLIMTRAIN_CHECK_HDF5(
-      H5Gcreate2(inputs, "input_ids", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
-  data::write_int_attribute(ids, "vocab_size", tokenizer.vocab_size());
-  data::write_int_attribute(ids, "pad_id", tokenizer.pad_id());
-  data::write_string_attribute(ids, "tokenizer", {"/tokenizer"}, true);
-  Hid values = rows.create(ids, "values", H5T_STD_I32LE, {static_cast<hsize_t>(split.total_tokens)},
-                           sizeof(std::int32_t));
-  rows.write_rows(values, H5T_NATIVE_INT32, split.tokens.begin,
-                  split.tokens.end - split.tokens.begin, split.ids.data());
+// A ragged input NAME under `inputs`: this rank's `values` (split.tokens of them) and offsets.
+Hid write_ragged(hid_t inputs, const char* name, const TextSplit& split,
+                 const std::vector<std::int32_t>& values, const RowWriter& rows, bool first_rank) {
+  Hid group(SLIMTRAIN_CHECK_HDF5(H5Gcreate2(inputs, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                 rows.where()));
+  Hid value_set = rows.create(group, "values", H5T_STD_I32LE,
+                              {static_cast<hsize_t>(split.total_tokens)}, sizeof(std::int32_t));
+  rows.write_rows(value_set, H5T_NATIVE_INT32, split.tokens.begin,
+                  split.tokens.end - split.tokens.begin, values.data());
   // Offsets [N+1]: each rank writes the ends of its samples, the first rank also the leading 0.
   std::vector<std::int64_t> offsets;
   if (first_rank) offsets.push_back(0);
   std::int64_t end = split.tokens.begin;
   for (std::int64_t n : split.lengths) offsets.push_back(end += n);
-  Hid offset_set = rows.create(ids, "offsets", H5T_STD_I64LE,
+  Hid offset_set = rows.create(group, "offsets", H5T_STD_I64LE,
                                {static_cast<hsize_t>(split.total + 1)}, sizeof(std::int64_t));
   rows.write_rows(offset_set, H5T_NATIVE_INT64, first_rank ? 0 : split.mine.begin + 1,
                   static_cast<std::int64_t>(offsets.size()), offsets.data());
+  return group;
+}
+
+void write_split(hid_t file, const TextSplit& split, const RowWriter& rows,
+                 const Tokenizer& tokenizer, const TextOptions& options, bool first_rank) {
+  const std::string& where = rows.where();
+  Hid group(SLIMTRAIN_CHECK_HDF5(
+      H5Gcreate2(file, split.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
+  Hid inputs(SLIMTRAIN_CHECK_HDF5(
+      H5Gcreate2(group, "inputs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
+  Hid ids(write_ragged(inputs, "input_ids", split, split.ids, rows, first_rank));
+  data::write_int_attribute(ids, "vocab_size", tokenizer.vocab_size());
+  data::write_int_attribute(ids, "pad_id", tokenizer.pad_id());
+  data::write_string_attribute(ids, "tokenizer", {"/tokenizer"}, true);
+  if (options.token_types) {
+    Hid types(write_ragged(inputs, "token_type_ids", split, split.types, rows, first_rank));
+    data::write_int_attribute(types, "vocab_size", tokenizer.type_count());
+    data::write_int_attribute(types, "pad_id", 0);
+  }
   Hid y = rows.create(group, "y", H5T_STD_I64LE, {static_cast<hsize_t>(split.total)},
                       sizeof(std::int64_t));
   rows.write_rows(y, H5T_NATIVE_INT64, split.mine.begin, split.mine.end - split.mine.begin,
@@ -318,6 +334,10 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     }
   }
 
+  if (tokenizer->kind() == "huggingface" && columns.text.size() == 2)
+    text.token_types =
+        data::hf_pair_types(cl.get<std::string>("tokenizer"), tokenizer->type_count());
+
   comm::on_all_ranks(control, [&] {
     for (TextSplit& s : splits)
       tokenize(s, *tokenizer,
@@ -365,7 +385,8 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     data::write_string_attribute(
         bytes, "trained",
         {cl.has("tokenizer") ? "given by --tokenizer" : training.type + " on /train"}, true);
-    for (const TextSplit& s : splits) write_split(file, s, rows, *tokenizer, control.rank() == 0);
+    for (const TextSplit& s : splits)
+      write_split(file, s, rows, *tokenizer, text, control.rank() == 0);
   });
   log::info_rank0("prep text: ", tokenizer->vocab_size(), " pieces",
                   !cl.has("tokenizer") && training.vocab_size == 0

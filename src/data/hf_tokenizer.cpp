@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
 #include "slimtrain/data/hf_steps.hpp"
 #include "slimtrain/data/hf_unicode.hpp"
 
@@ -17,10 +18,12 @@ struct AddedToken {
   std::int32_t id = 0;
 };
 
-// One element of a template: a special token's ids, or sequence A (0) or B (1).
+// One element of a template: a special token's ids, or sequence A (0) or B (1), and the token
+// type its tokens get (BERT's segment: 1 for B and the [SEP] after it).
 struct Piece {
   int sequence = -1;
   std::vector<std::int32_t> ids;
+  std::int32_t type_id = 0;
 };
 
 std::int32_t token_id(const nlohmann::json& j, const std::string& where) {
@@ -37,8 +40,10 @@ std::vector<Piece> parse_template(const nlohmann::json& items, const nlohmann::j
     Piece p;
     if (item.contains("Sequence")) {
       p.sequence = item["Sequence"].value("id", std::string("A")) == "B" ? 1 : 0;
+      p.type_id = token_id(item["Sequence"].value("type_id", 0), where);
     } else if (item.contains("SpecialToken")) {
       const std::string name = item["SpecialToken"].value("id", std::string());
+      p.type_id = token_id(item["SpecialToken"].value("type_id", 0), where);
       if (!specials.contains(name) || !specials[name].contains("ids"))
         SLIMTRAIN_THROW(ConfigError, where, ": the template's special token \"", name,
                         "\" is not in special_tokens");
@@ -51,18 +56,20 @@ std::vector<Piece> parse_template(const nlohmann::json& items, const nlohmann::j
   return out;
 }
 
-Piece special(const nlohmann::json& pair, const std::string& where) {
+Piece special(const nlohmann::json& pair, const std::string& where, std::int32_t type_id = 0) {
   // BertProcessing and RobertaProcessing give a token as ["[SEP]", 102].
   if (!pair.is_array() || pair.size() != 2)
     SLIMTRAIN_THROW(ConfigError, where, ": a special token ", pair.dump(), " is not [text, id]");
   Piece p;
   p.ids.push_back(token_id(pair[1], where));
+  p.type_id = type_id;
   return p;
 }
 
-Piece sequence(int which) {
+Piece sequence(int which, std::int32_t type_id) {
   Piece p;
   p.sequence = which;
+  p.type_id = type_id;
   return p;
 }
 
@@ -159,13 +166,14 @@ HfTokenizer HfTokenizer::parse_json(const std::string& text, const std::string& 
     } else if (m.post_type == "BertProcessing") {
       const Piece cls = special(post.value("cls", nlohmann::json()), where);
       const Piece sep = special(post.value("sep", nlohmann::json()), where);
-      m.single = {cls, sequence(0), sep};
-      m.pair = {cls, sequence(0), sep, sequence(1), sep};
-    } else if (m.post_type == "RobertaProcessing") {
+      const Piece second_sep = special(post.value("sep", nlohmann::json()), where, 1);
+      m.single = {cls, sequence(0, 0), sep};
+      m.pair = {cls, sequence(0, 0), sep, sequence(1, 1), second_sep};
+    } else if (m.post_type == "RobertaProcessing") {  // one token type for both texts
       const Piece cls = special(post.value("cls", nlohmann::json()), where);
       const Piece sep = special(post.value("sep", nlohmann::json()), where);
-      m.single = {cls, sequence(0), sep};
-      m.pair = {cls, sequence(0), sep, sep, sequence(1), sep};
+      m.single = {cls, sequence(0, 0), sep};
+      m.pair = {cls, sequence(0, 0), sep, sep, sequence(1, 0), sep};
     } else {
       SLIMTRAIN_THROW(ConfigError, where, ": post_processor ", m.post_type,
                       " is not implemented (TemplateProcessing, BertProcessing, "
@@ -201,8 +209,8 @@ std::vector<std::int32_t> HfTokenizer::encode_plain(const std::string& text) con
 }
 
 std::vector<std::int32_t> HfTokenizer::encode(const std::vector<std::string>& texts,
-                                              std::int64_t max_length,
-                                              std::int64_t& full_length) const {
+                                              std::int64_t max_length, std::int64_t& full_length,
+                                              std::vector<std::int32_t>* types) const {
   std::vector<std::vector<std::int32_t>> parts;
   for (const std::string& t : texts) parts.push_back(encode_plain(t));
   const std::vector<Piece>& plan = parts.size() > 1 ? impl_->pair : impl_->single;
@@ -228,18 +236,21 @@ std::vector<std::int32_t> HfTokenizer::encode(const std::vector<std::string>& te
       parts[longer].resize(static_cast<std::size_t>(budget) - shorter_part.size());
     }
   }
-  if (plan.empty()) {  // no post-processor: the texts one after the other
-    std::vector<std::int32_t> out;
-    for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  std::vector<std::int32_t> out;
+  if (types != nullptr) types->clear();
+  auto add = [&](const std::vector<std::int32_t>& ids, std::int32_t type_id) {
+    out.insert(out.end(), ids.begin(), ids.end());
+    if (types != nullptr) types->insert(types->end(), ids.size(), type_id);
+  };
+  if (plan.empty()) {  // no post-processor: the texts one after the other, types 0 and 1
+    for (std::size_t i = 0; i < parts.size(); ++i) add(parts[i], static_cast<std::int32_t>(i));
     return out;
   }
-  std::vector<std::int32_t> out;
   for (const Piece& p : plan) {
     if (p.sequence < 0)
-      out.insert(out.end(), p.ids.begin(), p.ids.end());
+      add(p.ids, p.type_id);
     else if (static_cast<std::size_t>(p.sequence) < parts.size())
-      out.insert(out.end(), parts[static_cast<std::size_t>(p.sequence)].begin(),
-                 parts[static_cast<std::size_t>(p.sequence)].end());
+      add(parts[static_cast<std::size_t>(p.sequence)], p.type_id);
   }
   return out;
 }
@@ -249,6 +260,11 @@ std::int64_t HfTokenizer::vocab_size() const {
 }
 std::int64_t HfTokenizer::pad_id() const {
   return impl_->pad_id;
+}
+std::int64_t HfTokenizer::type_count() const {
+  std::int64_t n = 1;
+  for (const Piece& p : impl_->pair) n = std::max<std::int64_t>(n, p.type_id + 1);
+  return impl_->pair.empty() ? 2 : n;  // no template: A and B are types 0 and 1
 }
 bool HfTokenizer::joins_pairs() const {
   return !impl_->pair.empty();
@@ -263,15 +279,45 @@ std::string HfTokenizer::describe() const {
   return out.str();
 }
 
+namespace {
+
+// A JSON file beside the tokenizer.json, or null when absent or not JSON (a hint, not a need).
+nlohmann::json read_beside(const std::string& tokenizer_json, const char* name,
+                           std::filesystem::path& path) {
+  path = std::filesystem::path(tokenizer_json).parent_path() / name;
+  std::ifstream in(path);
+  if (!in) return nlohmann::json();
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+}  // namespace
+
+bool hf_pair_types(const std::string& tokenizer_json, std::int64_t type_count) {
+  std::filesystem::path path;
+  const nlohmann::json model = read_beside(tokenizer_json, "config.json", path);
+  if (!model.is_object()) {
+    if (type_count > 1 && process_rank() <= 0)
+      log::warn("prep text: no config.json beside --tokenizer ", tokenizer_json,
+                ": pairs get no token_type_ids (every token of type 0); copy the checkpoint's "
+                "config.json there if its model reads token types (BERT's do)");
+    return false;
+  }
+  const auto it = model.find("type_vocab_size");
+  const std::int64_t types =
+      it != model.end() && it->is_number_integer() ? it->get<std::int64_t>() : 1;
+  if (types < 2) return false;
+  if (type_count > types)
+    SLIMTRAIN_THROW(ConfigError, "--tokenizer ", tokenizer_json,
+                    ": its pair template gives token types up to ", type_count - 1, ", past ",
+                    path.string(), "'s type_vocab_size ", types);
+  log::info_rank0("prep text: pairs get token_type_ids beside input_ids (", path.string(),
+                  ": type_vocab_size ", types, ")");
+  return true;
+}
+
 std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::string& source) {
-  const std::filesystem::path dir = std::filesystem::path(tokenizer_json).parent_path();
-  auto read = [](const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) return nlohmann::json();
-    return nlohmann::json::parse(in, nullptr, false);
-  };
-  const std::filesystem::path config_path = dir / "tokenizer_config.json";
-  const nlohmann::json config = read(config_path);
+  std::filesystem::path config_path, model_path;
+  const nlohmann::json config = read_beside(tokenizer_json, "tokenizer_config.json", config_path);
   constexpr std::int64_t kNoLimit = std::int64_t{1} << 30;
   if (config.is_object() && config.contains("model_max_length") &&
       config["model_max_length"].is_number_integer()) {
@@ -281,8 +327,7 @@ std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::strin
       return n;
     }
   }
-  const std::filesystem::path model_path = dir / "config.json";
-  const nlohmann::json model = read(model_path);
+  const nlohmann::json model = read_beside(tokenizer_json, "config.json", model_path);
   if (model.is_object() && model.contains("max_position_embeddings") &&
       model["max_position_embeddings"].is_number_integer()) {
     std::int64_t n = model["max_position_embeddings"].get<std::int64_t>();

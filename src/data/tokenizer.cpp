@@ -195,14 +195,18 @@ void Tokenizer::encode(const std::string& text, std::vector<std::int32_t>& ids) 
 }
 
 std::int64_t Tokenizer::encode_record(const std::vector<std::string>& texts,
-                                      std::int64_t max_length,
-                                      std::vector<std::int32_t>& ids) const {
+                                      std::int64_t max_length, std::vector<std::int32_t>& ids,
+                                      std::vector<std::int32_t>* types) const {
   if (hf_) {
     std::int64_t full = 0;
-    const std::vector<std::int32_t> mine = hf_->encode(texts, max_length, full);
+    std::vector<std::int32_t> mine_types;
+    const std::vector<std::int32_t> mine =
+        hf_->encode(texts, max_length, full, types ? &mine_types : nullptr);
     ids.insert(ids.end(), mine.begin(), mine.end());
+    if (types) types->insert(types->end(), mine_types.begin(), mine_types.end());
     return full;
   }
+  if (types) SLIMTRAIN_THROW(Error, "token types come from a tokenizer.json's post-processor");
   const std::size_t before = ids.size();
   for (std::size_t t = 0; t < texts.size(); ++t) {
     if (t > 0) ids.push_back(static_cast<std::int32_t>(separator_id()));
@@ -212,6 +216,10 @@ std::int64_t Tokenizer::encode_record(const std::vector<std::string>& texts,
   if (max_length > 0 && full > max_length)
     ids.resize(before + static_cast<std::size_t>(max_length));
   return full;
+}
+
+std::int64_t Tokenizer::type_count() const {
+  return hf_ ? hf_->type_count() : 1;
 }
 
 bool Tokenizer::joins_pairs() const {

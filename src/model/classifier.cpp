@@ -145,6 +145,8 @@ Output ClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Ten
 std::string ClassifierImpl::input_mismatch(const std::vector<std::string>& required,
                                            const std::vector<std::string>& available) const {
   const std::vector<std::string> takes = input_names();
+  std::vector<std::string> reads = takes;
+  for (const std::string& name : optional_input_names()) reads.push_back(name);
   auto join = [](const std::vector<std::string>& v) {
     std::string out;
     for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -154,11 +156,11 @@ std::string ClassifierImpl::input_mismatch(const std::vector<std::string>& requi
     return std::find(v.begin(), v.end(), s) != v.end();
   };
   const std::string lists =
-      "forward takes (" + join(takes) + "); the batches hold (" + join(available) + ")";
+      "forward takes (" + join(reads) + "); the batches hold (" + join(available) + ")";
   for (const std::string& name : takes)
     if (!has(available, name)) return "forward's argument '" + name + "' is not an input: " + lists;
   for (const std::string& name : required)
-    if (!has(takes, name))
+    if (!has(reads, name))
       return "the file's input '" + name + "' is not an argument of forward: " + lists;
   return "";
 }

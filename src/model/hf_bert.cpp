@@ -144,6 +144,11 @@ torch::Tensor HfBertImpl::encode(const torch::Tensor& ids, const torch::Tensor& 
   return x;
 }
 
+std::vector<std::string> HfBertImpl::optional_input_names() const {
+  if (token_types_.is_empty() || config().type_vocab_size < 2) return {};
+  return {"token_type_ids"};
+}
+
 Output HfBertImpl::forward(const torch::Tensor&, const torch::Tensor&) {
   refuse_single_input(spec().model_option());
 }

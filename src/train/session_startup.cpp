@@ -8,6 +8,7 @@
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/model/hf_config.hpp"
 #include "slimtrain/model/max_pool.hpp"
@@ -158,14 +159,7 @@ void match_inputs(Session& s) {
                       " has one input of fixed shape (layout 1): nothing to cut");
     return;
   }
-  std::vector<std::string> required = info.input_names(), available;
-  for (const data::InputInfo& in : info.inputs) {
-    available.push_back(in.name);
-    if (in.ragged) available.push_back(data::mask_name(in.name));
-  }
-  const std::string mismatch = s.model->input_mismatch(required, available);
-  if (!mismatch.empty())
-    SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(), ": ", mismatch);
+  eval::check_model_inputs(*s.model, info);
   s.model->set_probe_inputs(probe_inputs(info, s.cfg.batch_size));
 }
 

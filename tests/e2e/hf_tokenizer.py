@@ -12,12 +12,18 @@ hf_tokenizer.sh.
                               DIR/bad-*.json (a Unigram model, a Precompiled normalizer, broken
                               JSON)
   hf_tokenizer.py bert DIR    DIR/bert/: a small random BertForSequenceClassification
-                              (save_pretrained) with the uncased tokenizer beside it, and
+                              (save_pretrained) with the uncased tokenizer beside it,
+                              DIR/bert-pairs/ (the same with wide weights), DIR/distilbert/ (no
+                              token types), and
                               DIR/reviews-{train,test}.csv: fortunes' sentences marked by a word
                               of their class (good or bad words)
-  hf_tokenizer.py same TOKENIZER CSV OUT.h5 MAXLEN [pair]
+  hf_tokenizer.py same TOKENIZER CSV OUT.h5 MAXLEN [pair|types]
                               /train/inputs/input_ids of OUT.h5 equal tokenizers' encode() of
-                              each row (truncated to MAXLEN, longest first), row for row
+                              each row (truncated to MAXLEN, longest first), row for row; types:
+                              pairs, and token_type_ids equal the encoding's type_ids
+  hf_tokenizer.py pair_logits CKPT CSV PRED.h5
+                              /logits of PRED.h5 equal transformers' on the CSV's pairs through
+                              CKPT's own tokenizer (its token_type_ids included), within 1e-4
 """
 import csv
 import glob
@@ -139,8 +145,16 @@ def bert(d):
     config = BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=64, max_position_embeddings=64, num_labels=2)
     BertForSequenceClassification(config).save_pretrained(f"{d}/bert")
+    # Wide weights for the pair logits, so a token type ignored moves them well past 1e-4.
+    config.initializer_range = 0.5
+    BertForSequenceClassification(config).save_pretrained(f"{d}/bert-pairs")
+    from transformers import DistilBertConfig, DistilBertForSequenceClassification
+    DistilBertForSequenceClassification(DistilBertConfig(
+        vocab_size=vocab, dim=32, n_layers=1, n_heads=4, hidden_dim=64, max_position_embeddings=64,
+        num_labels=2)).save_pretrained(f"{d}/distilbert")
     for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(f"{d}/uncased/{name}", f"{d}/bert/{name}")
+        for ckpt in ("bert", "bert-pairs"):
+            shutil.copy(f"{d}/uncased/{name}", f"{d}/{ckpt}/{name}")
     words = {"good": ["wonderful", "excellent", "great", "lovely"],
              "bad": ["terrible", "awful", "horrible", "dreadful"]}
     lines = [l.strip() for t in corpus()[len(HARD):] for l in t.split("\n") if len(l.split()) > 3]
@@ -164,15 +178,49 @@ def same(tokenizer, table, out, max_length, pair=None):
     with h5py.File(out, "r") as f:
         ids = f["train/inputs/input_ids"]
         values, offsets = ids["values"][()], ids["offsets"][()]
+        types = f["train/inputs/token_type_ids"] if pair == "types" else None
+        if types is not None:
+            assert (types["offsets"][()] == offsets).all(), "token_type_ids' offsets are not input_ids'"
+            types = types["values"][()]
     assert len(offsets) - 1 == len(rows), (len(offsets) - 1, len(rows))
     cut = 0
     for i, row in enumerate(rows):
-        want = (t.encode(row[0], row[1]) if pair else t.encode(row[0])).ids
+        encoding = t.encode(row[0], row[1]) if pair else t.encode(row[0])
         got = values[offsets[i]:offsets[i + 1]].tolist()
-        assert got == want, f"row {i} {row[0][:40]!r}: slimtrain {got} tokenizers {want}"
-        cut += len(want) == int(max_length)
-    print(f"{len(rows)} rows, the same ids as tokenizers ({cut} cut at {max_length})")
+        assert got == encoding.ids, f"row {i} {row[0][:40]!r}: slimtrain {got} tokenizers {encoding.ids}"
+        if types is not None:
+            got = types[offsets[i]:offsets[i + 1]].tolist()
+            assert got == encoding.type_ids, f"row {i}: token types {got}, tokenizers' {encoding.type_ids}"
+        cut += len(encoding.ids) == int(max_length)
+    print(f"{len(rows)} rows, the same ids{' and token types' if types is not None else ''} as "
+          f"tokenizers ({cut} cut at {max_length})")
+
+
+def pair_logits(ckpt, table, pred):
+    """PRED.h5's /logits equal transformers' on the CSV's pairs through the checkpoint's own
+    tokenizer (AutoTokenizer: input_ids, token_type_ids, attention_mask), row for row."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained(ckpt)
+    model = AutoModelForSequenceClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
+    with open(table, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))[1:]
+    got = h5py.File(pred, "r")["logits"][()]
+    assert len(got) == len(rows), (len(got), len(rows))
+    gap, untyped = 0.0, 0.0
+    with torch.no_grad():
+        for i, row in enumerate(rows):
+            batch = tokenizer(row[0], row[1], truncation=True, return_tensors="pt")
+            assert "token_type_ids" in batch and batch["token_type_ids"].max() == 1
+            mine = torch.from_numpy(got[i])
+            gap = max(gap, float((model(**batch).logits[0] - mine).abs().max()))
+            batch["token_type_ids"].zero_()  # what a model blind to the second segment gives
+            untyped = max(untyped, float((model(**batch).logits[0] - mine).abs().max()))
+    assert gap < 1e-4, f"logits differ from transformers' by {gap}"
+    assert untyped > 100 * max(gap, 1e-6), f"token types move the logits by only {untyped}"
+    print(f"{len(rows)} pairs: logits within {gap:.1e} of transformers' through its tokenizer "
+          f"({untyped:.2f} from them with every token type 0)")
 
 
 if __name__ == "__main__":
-    {"make": make, "bert": bert, "same": same}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "bert": bert, "same": same, "pair_logits": pair_logits}[sys.argv[1]](*sys.argv[2:])

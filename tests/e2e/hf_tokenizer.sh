@@ -6,7 +6,9 @@
 #   Thai, emoji (with modifiers and joiners), combining accents, words of 150 characters, runs of
 #   whitespace, tabs and newlines, text that normalises to nothing, control characters and
 #   special tokens written in the text; uncased (accents stripped) and cased; pairs through the
-#   template; --max-length from tokenizer_config.json, and cuts longest first;
+#   template; --max-length from tokenizer_config.json, and cuts longest first; pairs for a BERT
+#   checkpoint get its token types (token_type_ids), and its logits are transformers' through
+#   its own tokenizer;
 # - a tokenizer.json naming a model (Unigram) or normalizer not implemented, or not JSON: exit 2
 #   naming it;
 # - end to end: a BERT checkpoint with its tokenizer beside it fine-tuned at np 2 on a file
@@ -38,6 +40,7 @@ for n in 20 7; do
     --text-column second --label-column label --tokenizer "$work/uncased/tokenizer.json" --max-length $n -o "$work/p$n.h5"
   check "  the ids of tokenizers: [CLS] A [SEP] B [SEP], the longer cut first" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/pairs.csv" "$work/p$n.h5" $n pair
 done
+check "  no config.json beside the tokenizer: a warning that pairs get no token types" contains "pairs get no token_type_ids (every token of type 0)"
 for k in gpt2 roberta qwen2; do
   check "byte-level BPE ($k's)" expect_rc 0 "$S" "${prep[@]}" --tokenizer "$work/$k/tokenizer.json" \
     --max-length 0 -o "$work/$k.h5"
@@ -58,6 +61,17 @@ check "  naming the file" contains "bad-broken.json: is not JSON"
 check "  nothing written" eval '[ ! -e "$work/x.h5" ]'
 
 "$PY2" "$tok" bert "$work" > /dev/null 2>&1 || { "$PY2" "$tok" bert "$work"; exit 1; }
+check "pairs with a BERT checkpoint's tokenizer (its config.json beside)" expect_rc 0 np 2 "$S" prep text \
+  --train "$work/pairs.csv" --text-column first --text-column second --label-column label \
+  --tokenizer "$work/bert-pairs/tokenizer.json" -o "$work/bp.h5"
+check "  token_type_ids written, saying why" contains "pairs get token_type_ids beside input_ids ($work/bert-pairs/config.json: type_vocab_size 2)"
+check "  the ids and token types of tokenizers" "$PY2" "$tok" same "$work/bert-pairs/tokenizer.json" "$work/pairs.csv" "$work/bp.h5" 48 types
+check "  eval --model hf:bert-pairs --predictions on them" expect_rc 0 "$S" eval --data "$work/bp.h5" \
+  --split train --model "hf:$work/bert-pairs" --predictions "$work/p-bp.h5" --threads 1
+check "    transformers' logits through its own tokenizer (token types included)" "$PY2" "$tok" pair_logits "$work/bert-pairs" "$work/pairs.csv" "$work/p-bp.h5"
+check "  a model without token types (DistilBERT) on that file: exit 2" expect_rc 2 "$S" eval \
+  --data "$work/bp.h5" --split train --model "hf:$work/distilbert"
+check "    naming the input" contains "the file's input 'token_type_ids' is not an argument of forward"
 check "end to end: prep text with the checkpoint's tokenizer" expect_rc 0 np 2 "$S" prep text \
   --train "$work/reviews-train.csv" --test "$work/reviews-test.csv" --text-column review \
   --label-column sentiment --tokenizer "$work/bert/tokenizer.json" -o "$work/reviews.h5"

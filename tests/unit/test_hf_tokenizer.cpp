@@ -1,7 +1,7 @@
 // HfTokenizer on the edges the e2e comparison (tests/e2e/hf_tokenizer.sh) cannot reach through
 // prep text, which refuses an empty record: empty strings, whitespace alone, a pair with an empty
-// side. The tokenizer.json files and the expected ids are the tokenizers library's
-// (fixtures/make_tokenizers.py writes the one and prints the other).
+// side; and the token types of a pair. The tokenizer.json files and the expected ids are the
+// tokenizers library's (fixtures/make_tokenizers.py writes the one and prints the other).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -46,6 +46,23 @@ TEST(HfTokenizer, WordPiecePairsWithAnEmptySide) {
   EXPECT_EQ(encode(t, {"", "hello"}), (Ids{2, 3, 5, 3}));
   EXPECT_EQ(encode(t, {"hello", ""}), (Ids{2, 5, 3, 3}));
   EXPECT_EQ(encode(t, {"", ""}), (Ids{2, 3, 3}));
+}
+
+TEST(HfTokenizer, TokenTypesAsTheTemplateGivesThem) {
+  // [CLS] A [SEP] of type 0, B [SEP] of type 1 (BERT's segments); an empty B keeps its [SEP].
+  const HfTokenizer t = fixture("wordpiece");
+  std::int64_t full = 0;
+  Ids types;
+  EXPECT_EQ(t.encode({"hello", "world"}, 0, full, &types), (Ids{2, 5, 3, 6, 3}));
+  EXPECT_EQ(types, (Ids{0, 0, 0, 1, 1}));
+  t.encode({"hello", ""}, 0, full, &types);
+  EXPECT_EQ(types, (Ids{0, 0, 0, 1}));
+  EXPECT_EQ(t.type_count(), 2);
+  // RoBERTa's processing gives one type to both texts.
+  const HfTokenizer r = fixture("roberta");
+  r.encode({"ab", "ab"}, 0, full, &types);
+  EXPECT_EQ(types, (Ids{0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(r.type_count(), 1);
 }
 
 TEST(HfTokenizer, WordPieceBesideTheEdges) {

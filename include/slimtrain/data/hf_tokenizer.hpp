@@ -30,10 +30,14 @@ class HfTokenizer {
   /**
    * @brief The ids of one text or a pair with the post-processor's special tokens, cut to
    * `max_length` tokens in all (0: no limit) the longer text first; `full_length` is the length
-   * before the cut.
+   * before the cut. `types`, when given, is set to each token's type (type_ids of the
+   * tokenizers library's Encoding).
    */
   std::vector<std::int32_t> encode(const std::vector<std::string>& texts, std::int64_t max_length,
-                                   std::int64_t& full_length) const;
+                                   std::int64_t& full_length,
+                                   std::vector<std::int32_t>* types = nullptr) const;
+  /** @brief One past the largest token type the pair template gives. */
+  std::int64_t type_count() const;
   /** @brief One past the largest id (vocabulary and added tokens). */
   std::int64_t vocab_size() const;
   /** @brief The id of [PAD], <pad> or the padding section's token; 0 when it has none. */
@@ -57,5 +61,13 @@ class HfTokenizer {
  * names the file and key it came from.
  */
 std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::string& source);
+
+/**
+ * @brief Whether pairs get token_type_ids: the model beside a tokenizer.json reads token types,
+ * config.json's type_vocab_size above 1 (BERT's 2; RoBERTa's 1, DistilBERT and decoders have
+ * none), as transformers' tokenizer returns them for it. Logged either way (a warning when there
+ * is no config.json to say); ConfigError when the pair template's `type_count` types do not fit.
+ */
+bool hf_pair_types(const std::string& tokenizer_json, std::int64_t type_count);
 
 }  // namespace slimtrain::data

@@ -74,10 +74,14 @@ class Tokenizer {
    * @brief Appends one sample's ids: a text, or a pair joined by the separator piece; a
    * tokenizer.json adds its post-processor's special tokens ([CLS] A [SEP] B [SEP]). Cut to
    * `max_length` tokens (0: all), the longer text of a pair first. Returns the length before the
-   * cut.
+   * cut. `types`, when given, gets each token's type as the post-processor assigns it (BERT's
+   * segments: 0 for [CLS] A [SEP], 1 for B [SEP]); a tokenizer.json's only.
    */
   std::int64_t encode_record(const std::vector<std::string>& texts, std::int64_t max_length,
-                             std::vector<std::int32_t>& ids) const;
+                             std::vector<std::int32_t>& ids,
+                             std::vector<std::int32_t>* types = nullptr) const;
+  /** @brief One past the largest token type a tokenizer.json's pair template gives (1 without). */
+  std::int64_t type_count() const;
   /** @brief Whether a pair of texts can be encoded (a separator piece, or a pair template). */
   bool joins_pairs() const;
   /** @brief "sentencepiece" or "huggingface": what the bytes are. */

@@ -44,10 +44,12 @@ class ClassifierImpl : public torch::nn::Module {
   virtual Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {});
   /** @brief The inputs forward takes by name: {"x"} for built-in models. */
   virtual std::vector<std::string> input_names() const { return {"x"}; }
+  /** @brief Inputs forward reads when a file has them (BERT's token_type_ids), else does without. */
+  virtual std::vector<std::string> optional_input_names() const { return {}; }
   /**
    * @brief Layout 2: "" when forward's arguments are all among `available` (the file's inputs and
-   * the masks the batcher adds) and every one of `required` (the file's inputs) is an argument;
-   * else the difference, naming both lists.
+   * the masks the batcher adds) and every one of `required` (the file's inputs) is an argument,
+   * optional ones included; else the difference, naming both lists.
    */
   std::string input_mismatch(const std::vector<std::string>& required,
                              const std::vector<std::string>& available) const;

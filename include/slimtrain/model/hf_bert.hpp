@@ -9,8 +9,8 @@
  * from pad_token_id + 1 over the tokens that are not padding, and a head of dense, tanh and
  * out_proj on the first token instead of the pooler. DistilBERT: no token types, its own names
  * (transformer.layer.N.attention.q_lin, sa_layer_norm, ffn.lin1, ...), and pre_classifier with a
- * ReLU before the classifier. Inputs by name: input_ids and attention_mask
- * (token types are all 0, one segment). Hidden states stay inside forward (the slim boundary).
+ * ReLU before the classifier. Inputs by name: input_ids and attention_mask, and token_type_ids
+ * when the file has them (a pair's segments; all 0 without). Hidden states stay inside forward (the slim boundary).
  */
 #include <cstdint>
 #include <string>
@@ -28,6 +28,8 @@ class HfBertImpl final : public HfClassifierImpl {
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {}) override;
   std::vector<std::string> input_names() const override { return inputs_; }
+  /** @brief token_type_ids (prep text writes them for pairs) where the model has token types. */
+  std::vector<std::string> optional_input_names() const override;
   torch::Tensor embed(const torch::Tensor& x) override;
   std::int64_t embedding_dim() const override { return config().hidden_size; }
   std::vector<std::string> head_names() const override;
