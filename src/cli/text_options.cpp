@@ -9,7 +9,7 @@ namespace slimtrain::cli {
 void add_text_options(CommandLine& cl) {
   // clang-format off
   cl.add()
-      ("text-column", po::value<std::vector<std::string>>()->composing(), "text: the text's column (a header name, a JSONL key, or a 0-based index); given twice, a pair joined by the tokenizer's separator (a tokenizer.json: its pair template) (required)")
+      ("text-column", po::value<std::vector<std::string>>()->composing(), "text: the text's column (a header name, a JSONL key, or a 0-based index); given twice, a pair joined by the tokenizer's separator (a tokenizer.json: its pair template, and token_type_ids when the config.json beside it has type_vocab_size > 1, as BERT's) (required)")
       ("quoting", po::value<std::string>(), "text: csv or none. csv: RFC 4180 quotes (a field that starts with \" may hold delimiters and newlines; \"\" is a quote), the default for .csv; none: every field literal (a delimiter ends a field, a newline a record, a quote is a character), the default for .tsv and --delimiter tab, as people write TSV")
       ("strict", po::bool_switch(), "text: a record holding bytes that are not UTF-8, or a NUL byte, is an error (exit 2, naming it); without it they become <unk> pieces and are counted, the first record named")
       ("max-length", po::value<std::int64_t>()->default_value(4096), "text: tokens kept of a sample (a pair counted whole); longer ones are cut, counted and the longest named; 0 keeps every token (a 50 MB record becomes millions of tokens, more than a batch can hold)")
