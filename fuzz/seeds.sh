@@ -92,6 +92,8 @@ np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
 np.save(f"{out}/npy/u1.npy", x[:2])
 np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))
 PY
+# tokenizer.json: a Unigram one (a converted SentencePiece model: Precompiled rules, Metaspace).
+cp "$root/tests/unit/fixtures/unigram-tokenizer.json" "$out/tokenizer_json/unigram.json"
 
 # HDF5: what prep writes (uint8 images chunked and compressed with a val split; float features
 # contiguous), and what users write with h5py (other integer widths, fixed-length strings, no

@@ -32,12 +32,13 @@ nlohmann::json exported_config(const model::ModelSpec& spec,
                                const std::vector<std::string>& class_names) {
   nlohmann::json config = nlohmann::json::parse(spec.hf_config);
   const std::string type = config.value("model_type", "bert");
-  config["architectures"] = {type == "roberta"      ? "RobertaForSequenceClassification"
-                             : type == "vit"        ? "ViTForImageClassification"
-                             : type == "qwen2"      ? "Qwen2ForSequenceClassification"
-                             : type == "llama"      ? "LlamaForSequenceClassification"
-                             : type == "distilbert" ? "DistilBertForSequenceClassification"
-                                                    : "BertForSequenceClassification"};
+  config["architectures"] = {type == "roberta"       ? "RobertaForSequenceClassification"
+                             : type == "xlm-roberta" ? "XLMRobertaForSequenceClassification"
+                             : type == "vit"         ? "ViTForImageClassification"
+                             : type == "qwen2"       ? "Qwen2ForSequenceClassification"
+                             : type == "llama"       ? "LlamaForSequenceClassification"
+                             : type == "distilbert"  ? "DistilBertForSequenceClassification"
+                                                     : "BertForSequenceClassification"};
   nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
   for (std::int64_t i = 0; i < spec.num_classes; ++i) {
     const auto at = static_cast<std::size_t>(i);

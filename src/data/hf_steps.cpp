@@ -1,8 +1,10 @@
 #include "slimtrain/data/hf_steps.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/data/hf_precompiled.hpp"
 #include "slimtrain/data/hf_unicode.hpp"
 
 namespace slimtrain::data::hf {
@@ -115,10 +117,66 @@ std::string quote_regex(const std::string& text) {
   return out;
 }
 
+std::u32string stripped(const std::u32string& text, bool left, bool right) {
+  std::size_t begin = 0, end = text.size();
+  while (left && begin < end && is_whitespace(text[begin])) ++begin;
+  while (right && end > begin && is_whitespace(text[end - 1])) --end;
+  return text.substr(begin, end - begin);
+}
+
+std::u32string replaced(const std::u32string& text, const Regex& pattern,
+                        const std::u32string& content) {
+  std::u32string out;
+  std::size_t at = 0;
+  for (const auto& [begin, end] : pattern.find_all(text)) {
+    out.append(text, at, begin - at);
+    out += content;
+    at = end;
+  }
+  out.append(text, at, std::u32string::npos);
+  return out;
+}
+
+// Metaspace: spaces become the replacement, which also begins the text (prepend_scheme always)
+// and, with split, every word: "▁hello▁▁world" is "▁hello", "▁", "▁world".
+std::vector<std::u32string> metaspace(const PreTokenizer& p, std::vector<std::u32string> words) {
+  std::vector<std::u32string> out;
+  for (std::u32string& w : words) {
+    std::replace(w.begin(), w.end(), U' ', p.replacement);
+    if (p.add_prefix_space && !w.empty() && w[0] != p.replacement)
+      w.insert(w.begin(), p.replacement);
+    if (!p.split) {
+      out.push_back(std::move(w));
+      continue;
+    }
+    std::size_t begin = 0;
+    for (std::size_t i = 1; i <= w.size(); ++i)
+      if (i == w.size() || w[i] == p.replacement) {
+        out.push_back(w.substr(begin, i - begin));
+        begin = i;
+      }
+  }
+  return out;
+}
+
+// A Split's or Replace's pattern: {"Regex": ...} or {"String": ...} (a literal).
+std::shared_ptr<const Regex> pattern_of(const nlohmann::json& j, const std::string& where,
+                                        const char* what) {
+  const nlohmann::json pattern = j.value("pattern", nlohmann::json::object());
+  if (pattern.contains("Regex") && pattern["Regex"].is_string())
+    return std::make_shared<const Regex>(pattern["Regex"].get<std::string>(), where);
+  if (pattern.contains("String") && pattern["String"].is_string())
+    return std::make_shared<const Regex>(quote_regex(pattern["String"].get<std::string>()), where);
+  SLIMTRAIN_THROW(ConfigError, where, ": a ", what, " without a pattern");
+}
+
 }  // namespace
 
 std::u32string Normalizer::apply(std::u32string text) const {
   if (type.empty()) return text;
+  if (type == "Precompiled") return precompiled->apply(text);
+  if (type == "Strip") return stripped(text, strip_left, strip_right);
+  if (type == "Replace") return replaced(text, *pattern, content);
   if (type == "BertNormalizer") return bert_normalize(*this, text);
   if (type == "NFC") return nfc(text);
   if (type == "NFD") return nfd(text);
@@ -144,11 +202,22 @@ Normalizer parse_normalizer(const nlohmann::json& j, const std::string& where) {
     if (!j.contains("normalizers") || !j["normalizers"].is_array())
       SLIMTRAIN_THROW(ConfigError, where, ": a Sequence normalizer without \"normalizers\"");
     for (const auto& step : j["normalizers"]) n.steps.push_back(parse_normalizer(step, where));
+  } else if (n.type == "Precompiled") {
+    if (!j.contains("precompiled_charsmap") || !j["precompiled_charsmap"].is_string())
+      SLIMTRAIN_THROW(ConfigError, where, ": a Precompiled normalizer without a charsmap");
+    n.precompiled =
+        std::make_shared<const Precompiled>(j["precompiled_charsmap"].get<std::string>(), where);
+  } else if (n.type == "Strip") {
+    n.strip_left = j.value("strip_left", true);
+    n.strip_right = j.value("strip_right", true);
+  } else if (n.type == "Replace") {
+    n.pattern = pattern_of(j, where, "Replace normalizer");
+    n.content = decode_utf8(j.value("content", std::string()));
   } else if (n.type != "NFC" && n.type != "NFD" && n.type != "Lowercase" &&
              n.type != "StripAccents") {
     SLIMTRAIN_THROW(ConfigError, where, ": normalizer ", n.type,
                     " is not implemented (BertNormalizer, NFC, NFD, Lowercase, StripAccents, "
-                    "Sequence)");
+                    "Precompiled, Strip, Replace, Sequence)");
   }
   return n;
 }
@@ -159,6 +228,7 @@ std::vector<std::u32string> PreTokenizer::apply(std::vector<std::u32string> word
   if (type == "WhitespaceSplit") return split_words(words, false, false);
   if (type == "Whitespace") return split_words(words, false, true);
   if (type == "Split") return split_regex(words, *regex, remove_matches);
+  if (type == "Metaspace") return metaspace(*this, std::move(words));
   if (type == "ByteLevel") {
     // Each piece the earlier steps made gets its own space, as the library prefixes each split.
     if (add_prefix_space)
@@ -181,21 +251,27 @@ PreTokenizer parse_pre_tokenizer(const nlohmann::json& j, const std::string& whe
       SLIMTRAIN_THROW(ConfigError, where, ": a Sequence pre_tokenizer without \"pretokenizers\"");
     for (const auto& step : j["pretokenizers"]) p.steps.push_back(parse_pre_tokenizer(step, where));
   } else if (p.type == "Split") {
-    const nlohmann::json pattern = j.value("pattern", nlohmann::json::object());
-    std::string text;
-    if (pattern.contains("Regex") && pattern["Regex"].is_string())
-      text = pattern["Regex"].get<std::string>();
-    else if (pattern.contains("String") && pattern["String"].is_string())
-      text = quote_regex(pattern["String"].get<std::string>());
-    else
-      SLIMTRAIN_THROW(ConfigError, where, ": a Split pre_tokenizer without a pattern");
+    p.regex = pattern_of(j, where, "Split pre_tokenizer");
     const std::string behavior = j.value("behavior", std::string("Isolated"));
     if ((behavior != "Isolated" && behavior != "Removed") || j.value("invert", false))
       SLIMTRAIN_THROW(ConfigError, where, ": Split with behavior ", behavior,
                       j.value("invert", false) ? " inverted" : "",
                       " is not implemented (Isolated, Removed)");
     p.remove_matches = behavior == "Removed";
-    p.regex = std::make_shared<const Regex>(text, where);
+  } else if (p.type == "Metaspace") {
+    const std::u32string replacement = decode_utf8(j.value("replacement", std::string("\u2581")));
+    if (replacement.size() != 1)
+      SLIMTRAIN_THROW(ConfigError, where, ": Metaspace's replacement is not one character");
+    p.replacement = replacement[0];
+    p.split = j.value("split", true);
+    // prepend_scheme "first" prepends only at the text's first character; the words here do
+    // not carry where they began, so it is refused rather than guessed.
+    const std::string scheme = j.value(
+        "prepend_scheme", std::string(j.value("add_prefix_space", true) ? "always" : "never"));
+    if (scheme != "always" && scheme != "never")
+      SLIMTRAIN_THROW(ConfigError, where, ": Metaspace with prepend_scheme ", scheme,
+                      " is not implemented (always, never)");
+    p.add_prefix_space = scheme == "always";
   } else if (p.type == "ByteLevel") {
     p.add_prefix_space = j.value("add_prefix_space", true);
     if (j.value("use_regex", true)) p.regex = std::make_shared<const Regex>(gpt2_pattern(), where);
@@ -203,7 +279,7 @@ PreTokenizer parse_pre_tokenizer(const nlohmann::json& j, const std::string& whe
              p.type != "Whitespace") {
     SLIMTRAIN_THROW(ConfigError, where, ": pre_tokenizer ", p.type,
                     " is not implemented (BertPreTokenizer, WhitespaceSplit, Whitespace, Split, "
-                    "ByteLevel, Sequence)");
+                    "ByteLevel, Metaspace, Sequence)");
   }
   return p;
 }

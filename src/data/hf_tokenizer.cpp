@@ -16,7 +16,22 @@ namespace {
 struct AddedToken {
   std::string content;
   std::int32_t id = 0;
+  bool lstrip = false, rstrip = false;  // whitespace before (after) it is part of the match
 };
+
+// Bytes of the whitespace characters `text` ends with (begins with, from `at`).
+std::size_t trailing_space(const std::string& text) {
+  const std::u32string code = hf::decode_utf8(text);
+  std::size_t n = code.size();
+  while (n > 0 && hf::is_whitespace(code[n - 1])) --n;
+  return text.size() - hf::encode_utf8(code.substr(0, n)).size();
+}
+std::size_t leading_space(const std::string& text, std::size_t at) {
+  const std::u32string code = hf::decode_utf8(text.substr(at, 64));
+  std::size_t n = 0;
+  while (n < code.size() && hf::is_whitespace(code[n])) ++n;
+  return hf::encode_utf8(code.substr(0, n)).size();
+}
 
 // One element of a template: a special token's ids, or sequence A (0) or B (1), and the token
 // type its tokens get (BERT's segment: 1 for B and the [SEP] after it).
@@ -124,16 +139,19 @@ HfTokenizer HfTokenizer::parse_json(const std::string& text, const std::string& 
     m.model = std::make_unique<hf::WordPiece>(j["model"], where);
   else if (model_type == "BPE")
     m.model = std::make_unique<hf::Bpe>(j["model"], where);
+  else if (model_type == "Unigram")
+    m.model = std::make_unique<hf::Unigram>(j["model"], where);
   else
     SLIMTRAIN_THROW(ConfigError, where, ": model ", model_type,
-                    " is not implemented (WordPiece and BPE; Unigram is not yet)");
+                    " is not implemented (WordPiece, BPE and Unigram)");
   m.model_type = model_type;
   m.vocab_size = m.model->max_id() + 1;
   m.normalizer = hf::parse_normalizer(j.value("normalizer", nlohmann::json()), where);
   m.pre_tokenizer = hf::parse_pre_tokenizer(j.value("pre_tokenizer", nlohmann::json()), where);
   if (j.contains("added_tokens") && j["added_tokens"].is_array())
     for (const auto& a : j["added_tokens"]) {
-      AddedToken token{a.value("content", std::string()), token_id(a.value("id", -1), where)};
+      AddedToken token{a.value("content", std::string()), token_id(a.value("id", -1), where),
+                       a.value("lstrip", false), a.value("rstrip", false)};
       if (token.content.empty()) continue;
       m.vocab_size = std::max<std::int64_t>(m.vocab_size, token.id + 1);
       m.added.push_back(token);
@@ -199,9 +217,16 @@ std::vector<std::int32_t> HfTokenizer::encode_plain(const std::string& text) con
       ++start;
       continue;
     }
-    impl_->encode_segment(text.substr(segment, start - segment), ids);
+    std::string before = text.substr(segment, start - segment);
+    if (hit->lstrip) before.resize(before.size() - trailing_space(before));
+    impl_->encode_segment(before, ids);
     ids.push_back(hit->id);
     start += hit->content.size();
+    while (hit->rstrip && start < text.size()) {  // 64 bytes at a time: runs of any length
+      const std::size_t space = leading_space(text, start);
+      start += space;
+      if (space == 0) break;
+    }
     segment = start;
   }
   impl_->encode_segment(text.substr(segment), ids);
@@ -331,7 +356,8 @@ std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::strin
   if (model.is_object() && model.contains("max_position_embeddings") &&
       model["max_position_embeddings"].is_number_integer()) {
     std::int64_t n = model["max_position_embeddings"].get<std::int64_t>();
-    if (model.value("model_type", std::string()) == "roberta")
+    const std::string type = model.value("model_type", std::string());
+    if (type == "roberta" || type == "xlm-roberta")
       n -= model.value("pad_token_id", std::int64_t{1}) + 1;
     if (n > 0) {
       source = model_path.string() + " (max_position_embeddings)";

@@ -149,11 +149,13 @@ HfConfig parse_config(const nlohmann::json& in, const std::string& where) {
   if (!j.contains("model_type") || !j["model_type"].is_string())
     SLIMTRAIN_THROW(ConfigError, where, ": has no \"model_type\" string");
   c.model_type = j["model_type"].get<std::string>();
+  if (c.model_type == "xlm-roberta") c.model_type = "roberta";  // the same model, its own name
   if (c.model_type != "bert" && c.model_type != "roberta" && c.model_type != "distilbert" &&
       c.model_type != "vit" && !c.is_decoder())
-    SLIMTRAIN_THROW(ConfigError, where, ": model_type \"", c.model_type,
-                    "\" has no native module in slimtrain (it has bert, roberta, distilbert, vit, "
-                    "qwen2 and llama); train it through TorchScript (docs/models.md)");
+    SLIMTRAIN_THROW(
+        ConfigError, where, ": model_type \"", c.model_type,
+        "\" has no native module in slimtrain (it has bert, roberta, xlm-roberta, distilbert, "
+        "vit, qwen2 and llama); train it through TorchScript (docs/models.md)");
   const bool vit = c.is_vit();
   if (j.contains("architectures") && j["architectures"].is_array())
     for (const auto& a : j["architectures"]) {
@@ -163,11 +165,12 @@ HfConfig parse_config(const nlohmann::json& in, const std::string& where) {
                          : c.is_decoder()
                              ? arch.rfind("Qwen2", 0) == 0 || arch.rfind("Llama", 0) == 0
                              : arch.rfind("Bert", 0) == 0 || arch.rfind("Roberta", 0) == 0 ||
+                                   arch.rfind("XLMRoberta", 0) == 0 ||
                                    arch.rfind("DistilBert", 0) == 0;
       if (!known)
         SLIMTRAIN_THROW(ConfigError, where, ": architecture ", arch,
-                        " has no native module in slimtrain (it has BERT, RoBERTa, DistilBERT, "
-                        "ViT, Qwen2 and Llama)");
+                        " has no native module in slimtrain (it has BERT, RoBERTa, XLM-RoBERTa, "
+                        "DistilBERT, ViT, Qwen2 and Llama)");
     }
   if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute")
     SLIMTRAIN_THROW(ConfigError, where, ": position_embedding_type ",

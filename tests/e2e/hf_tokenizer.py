@@ -9,18 +9,23 @@ hf_tokenizer.sh.
                               DIR/gpt2/ (GPT-2's), DIR/roberta/ (a prefix space, <s> A </s>),
                               DIR/qwen2/ (NFC, Qwen2's split regex, its added tokens); DIR/texts.csv (the
                               hard texts, label a or b), DIR/pairs.csv (two texts and a label);
-                              DIR/bad-*.json (a Unigram model, a Precompiled normalizer, broken
-                              JSON)
+                              Unigram ones as transformers converts SentencePiece models:
+                              DIR/xlmr/ (XLM-RoBERTa's pipeline), DIR/xlmr-bytes/ (byte fallback);
+                              DIR/bad-*.json (a WordLevel model, a Prepend normalizer, Metaspace
+                              prepend_scheme first, a charsmap not base64, broken JSON)
   hf_tokenizer.py bert DIR    DIR/bert/: a small random BertForSequenceClassification
                               (save_pretrained) with the uncased tokenizer beside it,
                               DIR/bert-pairs/ (the same with wide weights), DIR/distilbert/ (no
-                              token types), and
+                              token types), DIR/xlmr-model/ (XLMRobertaForSequenceClassification
+                              with the xlmr tokenizer), and
                               DIR/reviews-{train,test}.csv: fortunes' sentences marked by a word
                               of their class (good or bad words)
   hf_tokenizer.py same TOKENIZER CSV OUT.h5 MAXLEN [pair|types]
                               /train/inputs/input_ids of OUT.h5 equal tokenizers' encode() of
                               each row (truncated to MAXLEN, longest first), row for row; types:
                               pairs, and token_type_ids equal the encoding's type_ids
+  hf_tokenizer.py text_logits CKPT CSV PRED.h5
+                              the same for the CSV's single texts
   hf_tokenizer.py pair_logits CKPT CSV PRED.h5
                               /logits of PRED.h5 equal transformers' on the CSV's pairs through
                               CKPT's own tokenizer (its token_type_ids included), within 1e-4
@@ -51,6 +56,8 @@ HARD = [
     "specials inline: [MASK] and [SEP] and [UNK] here",
     "punctuation!!! ... ??? «quotes» „more“ — dashes – and ¿questions? 1,234.56 $100 #tag @user",
     "MiXeD CaSe WoRdS and numbers 12345 67890 3.14159",
+    "compatibility forms: \ufb01 ligature \u2460 circled \uff21\uff22\uff23 fullwidth \uff76\uff80\uff76\uff85 \u337f \u2122",
+    "a mask lstrips: hello <mask> world, x  <mask>   y, ``quoted''",
 ]
 
 
@@ -106,8 +113,39 @@ def byte_bpe(kind):
     return t
 
 
+def unigram(d, name, **train):
+    """DIR/NAME/tokenizer.json: a SentencePiece unigram model trained here on the corpus
+    (nmt_nfkc rules), converted as transformers converts XLM-RoBERTa's: Precompiled, Strip and
+    Replace normalizers, Metaspace, <s> A </s></s> B </s>, a <mask> that takes the space before
+    it."""
+    import os
+    import sentencepiece as spm
+    from transformers import XLMRobertaTokenizer
+    from transformers.convert_slow_tokenizer import convert_slow_tokenizer
+    os.makedirs(f"{d}/{name}", exist_ok=True)
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus()), model_prefix=f"{d}/{name}/spm",
+                                   model_type="unigram", minloglevel=2, **train)
+    fast = convert_slow_tokenizer(XLMRobertaTokenizer(vocab_file=f"{d}/{name}/spm.model"))
+    config = json.loads(fast.to_str())
+    # Byte fallback as a SentencePiece model trained with it has (the converter leaves it off),
+    # and <mask> taking the space before it, as XLM-RoBERTa's tokenizer.json has it.
+    config["model"]["byte_fallback"] = bool(train.get("byte_fallback"))
+    ids = {piece: i for i, (piece, _) in enumerate(config["model"]["vocab"])}
+    have = {token["content"] for token in config["added_tokens"]}
+    for special in ("<pad>", "<unk>", "<mask>"):
+        if special not in have:
+            config["added_tokens"].append({"id": ids[special], "content": special, "single_word": False,
+                                           "lstrip": special == "<mask>", "rstrip": False,
+                                           "normalized": False, "special": True})
+    json.dump(config, open(f"{d}/{name}/tokenizer.json", "w"), ensure_ascii=False)
+    os.remove(f"{d}/{name}/spm.model")
+    os.remove(f"{d}/{name}/spm.vocab")
+
+
 def make(d):
     import os
+    unigram(d, "xlmr", vocab_size=800, character_coverage=0.9995)
+    unigram(d, "xlmr-bytes", vocab_size=900, character_coverage=0.98, byte_fallback=True)
     for kind in ("gpt2", "roberta", "qwen2"):
         os.makedirs(f"{d}/{kind}", exist_ok=True)
         byte_bpe(kind).save(f"{d}/{kind}/tokenizer.json")
@@ -127,10 +165,16 @@ def make(d):
         for i, text in enumerate(HARD):
             w.writerow([text, HARD[(i + 3) % len(HARD)], "ab"[i % 2]])
     good = json.load(open(f"{d}/uncased/tokenizer.json"))
-    unigram = dict(good, model={"type": "Unigram", "vocab": [["<unk>", 0.0]], "unk_id": 0})
-    json.dump(unigram, open(f"{d}/bad-unigram.json", "w"))
-    json.dump(dict(good, normalizer={"type": "Precompiled", "precompiled_charsmap": ""}),
+    json.dump(dict(good, model={"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"}),
+              open(f"{d}/bad-model.json", "w"))
+    json.dump(dict(good, normalizer={"type": "Prepend", "prepend": "\u2581"}),
               open(f"{d}/bad-normalizer.json", "w"))
+    xlmr = json.load(open(f"{d}/xlmr/tokenizer.json"))
+    json.dump(dict(xlmr, pre_tokenizer=dict(xlmr["pre_tokenizer"], prepend_scheme="first")),
+              open(f"{d}/bad-metaspace.json", "w"))
+    charsmap = xlmr["normalizer"]["normalizers"][0]
+    json.dump(dict(xlmr, normalizer=dict(charsmap, precompiled_charsmap="not*base64")),
+              open(f"{d}/bad-charsmap.json", "w"))
     open(f"{d}/bad-broken.json", "w").write(json.dumps(good)[:500])
 
 
@@ -152,6 +196,15 @@ def bert(d):
     DistilBertForSequenceClassification(DistilBertConfig(
         vocab_size=vocab, dim=32, n_layers=1, n_heads=4, hidden_dim=64, max_position_embeddings=64,
         num_labels=2)).save_pretrained(f"{d}/distilbert")
+    from transformers import XLMRobertaConfig, XLMRobertaForSequenceClassification
+    XLMRobertaForSequenceClassification(XLMRobertaConfig(
+        vocab_size=Tokenizer.from_file(f"{d}/xlmr/tokenizer.json").get_vocab_size(), hidden_size=32,
+        num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, max_position_embeddings=66,
+        type_vocab_size=1, pad_token_id=1, num_labels=2, initializer_range=0.5)).save_pretrained(
+            f"{d}/xlmr-model")
+    shutil.copy(f"{d}/xlmr/tokenizer.json", f"{d}/xlmr-model/tokenizer.json")
+    json.dump({"model_max_length": 64, "tokenizer_class": "XLMRobertaTokenizer"},
+              open(f"{d}/xlmr-model/tokenizer_config.json", "w"))
     for name in ("tokenizer.json", "tokenizer_config.json"):
         for ckpt in ("bert", "bert-pairs"):
             shutil.copy(f"{d}/uncased/{name}", f"{d}/{ckpt}/{name}")
@@ -192,8 +245,28 @@ def same(tokenizer, table, out, max_length, pair=None):
             got = types[offsets[i]:offsets[i + 1]].tolist()
             assert got == encoding.type_ids, f"row {i}: token types {got}, tokenizers' {encoding.type_ids}"
         cut += len(encoding.ids) == int(max_length)
+    if json.loads(t.to_str())["model"].get("byte_fallback"):  # the fallback was taken somewhere
+        assert any(t.id_to_token(int(i)).startswith("<0x") for i in values), "no byte fallback used"
     print(f"{len(rows)} rows, the same ids{' and token types' if types is not None else ''} as "
           f"tokenizers ({cut} cut at {max_length})")
+
+
+def text_logits(ckpt, table, pred):
+    """PRED.h5's /logits equal transformers' on the CSV's texts through the checkpoint's own
+    tokenizer (AutoTokenizer, truncated to the model's length), row for row."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained(ckpt)
+    model = AutoModelForSequenceClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
+    with open(table, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))[1:]
+    got = h5py.File(pred, "r")["logits"][()]
+    assert len(got) == len(rows), (len(got), len(rows))
+    with torch.no_grad():
+        gap = max(float((model(**tokenizer(row[0], truncation=True, return_tensors="pt")).logits[0]
+                         - torch.from_numpy(got[i])).abs().max()) for i, row in enumerate(rows))
+    assert gap < 1e-4, f"logits differ from transformers' by {gap}"
+    print(f"{len(rows)} texts: logits within {gap:.1e} of transformers' through its tokenizer")
 
 
 def pair_logits(ckpt, table, pred):
@@ -223,4 +296,5 @@ def pair_logits(ckpt, table, pred):
 
 
 if __name__ == "__main__":
-    {"make": make, "bert": bert, "same": same, "pair_logits": pair_logits}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "bert": bert, "same": same, "pair_logits": pair_logits,
+     "text_logits": text_logits}[sys.argv[1]](*sys.argv[2:])

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # prep text --tokenizer DIR/tokenizer.json against HuggingFace's tokenizers library (the venv's
 # Python, SLIMTRAIN_TORCH_PYTHON), on tokenizers trained here on Debian's fortunes: WordPiece
-# (BERT's, uncased and cased) and byte-level BPE (GPT-2's, RoBERTa's, Qwen2's):
+# (BERT's, uncased and cased), byte-level BPE (GPT-2's, RoBERTa's, Qwen2's) and Unigram
+# (SentencePiece models converted as XLM-RoBERTa's):
 # - the same ids, row for row, for texts in Greek, Cyrillic, Arabic, Devanagari, Bengali, CJK,
 #   Thai, emoji (with modifiers and joiners), combining accents, words of 150 characters, runs of
 #   whitespace, tabs and newlines, text that normalises to nothing, control characters and
@@ -9,15 +10,18 @@
 #   template; --max-length from tokenizer_config.json, and cuts longest first; pairs for a BERT
 #   checkpoint get its token types (token_type_ids), and its logits are transformers' through
 #   its own tokenizer;
-# - a tokenizer.json naming a model (Unigram) or normalizer not implemented, or not JSON: exit 2
-#   naming it;
+# - Unigram as transformers converts SentencePiece models (XLM-RoBERTa's: the Precompiled
+#   charsmap, Strip, Replace, Metaspace, a <mask> that takes the space before it), with byte
+#   fallback too; an XLM-RoBERTa checkpoint gives transformers' logits through its tokenizer;
+# - a tokenizer.json naming a model (WordLevel), normalizer (Prepend) or Metaspace scheme (first)
+#   not implemented, a charsmap that is not base64, or not JSON: exit 2 naming it;
 # - end to end: a BERT checkpoint with its tokenizer beside it fine-tuned at np 2 on a file
 #   prep text made with it; export --hf copies the tokenizer files.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 PY2=${SLIMTRAIN_TORCH_PYTHON:-}
-[ -n "$PY2" ] && "$PY2" -c "import tokenizers, transformers, h5py" 2>/dev/null ||
-  { echo "skipped: no Python with tokenizers, transformers and h5py (SLIMTRAIN_TORCH_PYTHON='$PY2'; scripts/install-deps.sh --torch pip makes .torch-venv)"; exit 77; }
+[ -n "$PY2" ] && "$PY2" -c "import tokenizers, transformers, h5py, sentencepiece" 2>/dev/null ||
+  { echo "skipped: no Python with tokenizers, transformers, h5py and sentencepiece (SLIMTRAIN_TORCH_PYTHON='$PY2'; scripts/install-deps.sh --torch pip makes .torch-venv)"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tok="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_tokenizer.py"
@@ -52,10 +56,22 @@ check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work
 check "Qwen2's, cut at 24" expect_rc 0 np 2 "$S" "${prep[@]}" --tokenizer "$work/qwen2/tokenizer.json" \
   --max-length 24 -o "$work/q24.h5"
 check "  the ids of tokenizers" "$PY2" "$tok" same "$work/qwen2/tokenizer.json" "$work/texts.csv" "$work/q24.h5" 24
-check "a Unigram model: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-unigram.json" -o "$work/x.h5"
-check "  naming it" contains "bad-unigram.json: model Unigram is not implemented"
-check "a Precompiled normalizer: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
-check "  naming it" contains "bad-normalizer.json: normalizer Precompiled is not implemented"
+for k in xlmr xlmr-bytes; do
+  check "Unigram ($k: Precompiled, Strip, Replace, Metaspace), at np 2" expect_rc 0 np 2 "$S" \
+    "${prep[@]}" --tokenizer "$work/$k/tokenizer.json" --max-length 0 -o "$work/$k.h5"
+  check "  the ids of tokenizers" "$PY2" "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
+done
+check "XLM-RoBERTa's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
+  --text-column second --label-column label --tokenizer "$work/xlmr/tokenizer.json" --max-length 20 -o "$work/xp.h5"
+check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work/xlmr/tokenizer.json" "$work/pairs.csv" "$work/xp.h5" 20 pair
+check "a WordLevel model: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-model.json" -o "$work/x.h5"
+check "  naming it" contains "bad-model.json: model WordLevel is not implemented (WordPiece, BPE and Unigram)"
+check "a Prepend normalizer: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
+check "  naming it" contains "bad-normalizer.json: normalizer Prepend is not implemented"
+check "Metaspace's prepend_scheme first: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-metaspace.json" -o "$work/x.h5"
+check "  naming it" contains "bad-metaspace.json: Metaspace with prepend_scheme first is not implemented (always, never)"
+check "a charsmap that is not base64: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-charsmap.json" -o "$work/x.h5"
+check "  naming it" contains "bad-charsmap.json: the Precompiled normalizer's charsmap is not base64"
 check "a tokenizer.json cut short: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-broken.json" -o "$work/x.h5"
 check "  naming the file" contains "bad-broken.json: is not JSON"
 check "  nothing written" eval '[ ! -e "$work/x.h5" ]'
@@ -72,6 +88,12 @@ check "    transformers' logits through its own tokenizer (token types included)
 check "  a model without token types (DistilBERT) on that file: exit 2" expect_rc 2 "$S" eval \
   --data "$work/bp.h5" --split train --model "hf:$work/distilbert"
 check "    naming the input" contains "the file's input 'token_type_ids' is not an argument of forward"
+check "XLM-RoBERTa: prep text with its tokenizer" expect_rc 0 "$S" "${prep[@]}" \
+  --tokenizer "$work/xlmr-model/tokenizer.json" -o "$work/xm.h5"
+check "  --max-length 64 from its tokenizer_config.json" contains "max-length 64 from"
+check "  eval --model hf:xlmr-model (model_type xlm-roberta) --predictions" expect_rc 0 "$S" eval \
+  --data "$work/xm.h5" --split train --model "hf:$work/xlmr-model" --predictions "$work/p-xm.h5" --threads 1
+check "    transformers' logits through its own tokenizer" "$PY2" "$tok" text_logits "$work/xlmr-model" "$work/texts.csv" "$work/p-xm.h5"
 check "end to end: prep text with the checkpoint's tokenizer" expect_rc 0 np 2 "$S" prep text \
   --train "$work/reviews-train.csv" --test "$work/reviews-test.csv" --text-column review \
   --label-column sentiment --tokenizer "$work/bert/tokenizer.json" -o "$work/reviews.h5"

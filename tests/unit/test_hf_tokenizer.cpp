@@ -1,7 +1,8 @@
 // HfTokenizer on the edges the e2e comparison (tests/e2e/hf_tokenizer.sh) cannot reach through
 // prep text, which refuses an empty record: empty strings, whitespace alone, a pair with an empty
-// side; and the token types of a pair. The tokenizer.json files and the expected ids are the
-// tokenizers library's (fixtures/make_tokenizers.py writes the one and prints the other).
+// side; the token types of a pair; a Unigram tokenizer's SentencePiece rules, quirks included. The
+// tokenizer.json files and the expected ids are the tokenizers library's
+// (fixtures/make_tokenizers.py writes the one and prints the other).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -86,6 +87,21 @@ TEST(HfTokenizer, RobertaEmptyStringKeepsItsSpecialTokens) {
   EXPECT_EQ(encode(t, {""}), (Ids{0, 1}));
   EXPECT_EQ(encode(t, {"", ""}), (Ids{0, 1, 1, 1}));
   EXPECT_EQ(encode(t, {"ab"}), (Ids{0, 6, 1}));
+}
+
+TEST(HfTokenizer, UnigramWithSentencePieceRules) {
+  // A converted SentencePiece model: Precompiled rules, Metaspace, <s> A </s>, unknowns fused.
+  const HfTokenizer t = fixture("unigram");
+  EXPECT_EQ(encode(t, {""}), (Ids{0, 2}));
+  EXPECT_EQ(encode(t, {"the cafe"}), (Ids{0, 4, 8, 6, 5, 12, 5, 2}));
+  EXPECT_EQ(encode(t, {"\ufb01ne \uff21\uff22"}), (Ids{0, 10, 4, 18, 19, 2}));  // fi, A, B
+  EXPECT_EQ(encode(t, {"cafe\u0301"}), (Ids{0, 12, 23, 2}));  // e + acute: one grapheme, é
+  // The library's quirk: a short grapheme takes the rule of its first character whole, so the
+  // accent after the ligature is dropped.
+  EXPECT_EQ(encode(t, {"\ufb01\u0301x"}), (Ids{0, 25, 9, 3, 2}));
+  EXPECT_EQ(encode(t, {"zzz qq"}), (Ids{0, 4, 3, 4, 3, 2}));  // a run of unknowns is one <unk>
+  EXPECT_EQ(encode(t, {"a\u3000b"}), (Ids{0, 15, 4, 3, 2}));
+  EXPECT_EQ(encode(t, {"the", "cafe"}), (Ids{0, 4, 8, 6, 5, 2, 2, 12, 5, 2}));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 /**
  * @brief The steps of a HuggingFace tokenizer (hf_tokenizer.hpp): normalizers, pre-tokenizers
- * and the WordPiece model, each built from its tokenizer.json section.
+ * and the models (WordPiece here, BPE and Unigram in their own files), each built from its
+ * tokenizer.json section.
  */
 #include <cstdint>
 #include <memory>
@@ -12,26 +13,36 @@
 
 namespace slimtrain::data::hf {
 
+class Precompiled;
+class Regex;
+
 /** @brief A normalizer, or a Sequence of them (steps). */
 struct Normalizer {
-  std::string type;  ///< "" (none), BertNormalizer, NFC, NFD, Lowercase, StripAccents, Sequence
+  /// "" (none), BertNormalizer, NFC, NFD, Lowercase, StripAccents, Precompiled, Strip, Replace,
+  /// Sequence
+  std::string type;
   bool clean_text = true, chinese = true, strip_accents = false, lowercase = true;
+  bool strip_left = false, strip_right = false;  ///< Strip
+  std::shared_ptr<const Regex> pattern;          ///< Replace: what is replaced ...
+  std::u32string content;                        ///< ... by this
+  std::shared_ptr<const Precompiled> precompiled;
   std::vector<Normalizer> steps;
   std::u32string apply(std::u32string text) const;
 };
 /** @brief ConfigError naming `where` and the type for one not implemented. */
 Normalizer parse_normalizer(const nlohmann::json& j, const std::string& where);
 
-class Regex;
-
 /** @brief A pre-tokenizer, or a Sequence of them: splits text into words. */
 struct PreTokenizer {
-  /// "" (none), BertPreTokenizer, WhitespaceSplit, Whitespace, Split, ByteLevel, Sequence
+  /// "" (none), BertPreTokenizer, WhitespaceSplit, Whitespace, Split, ByteLevel, Metaspace,
+  /// Sequence
   std::string type;
   std::vector<PreTokenizer> steps;
   std::shared_ptr<const Regex> regex;  ///< Split's pattern; ByteLevel's with use_regex
   bool remove_matches = false;         ///< Split: behavior Removed (else Isolated)
-  bool add_prefix_space = false;       ///< ByteLevel
+  bool add_prefix_space = false;       ///< ByteLevel; Metaspace's prepend_scheme always
+  char32_t replacement = U'\u2581';    ///< Metaspace: what a space becomes
+  bool split = true;                   ///< Metaspace: a word begins at each replacement
   std::vector<std::u32string> apply(std::vector<std::u32string> words) const;
 };
 PreTokenizer parse_pre_tokenizer(const nlohmann::json& j, const std::string& where);
@@ -78,6 +89,26 @@ class Bpe final : public Model {
   std::unordered_map<std::string, std::int32_t> ranks_;  // "left right" -> rank
   std::int32_t unk_ = -1;
   bool ignore_merges_ = false;
+};
+
+/**
+ * @brief Unigram (SentencePiece's): the word's segmentation into vocabulary pieces of the highest
+ * total score (Viterbi over its bytes), a character no piece covers being the unknown piece at
+ * the lowest score less 10, runs of them fused; with byte_fallback an unknown piece becomes its
+ * bytes' <0xXX> pieces (hf_unigram.cpp).
+ */
+class Unigram final : public Model {
+ public:
+  Unigram(const nlohmann::json& model, const std::string& where);
+  void tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const override;
+
+ private:
+  std::vector<double> scores_;  // by id
+  std::size_t longest_ = 0;     // bytes of the longest piece
+  double min_score_ = 0.0;
+  std::int32_t unk_ = -1;
+  bool byte_fallback_ = false;
+  std::string where_;
 };
 
 /** @brief A regular expression as the tokenizers library's (ICU's engine, \\s as Unicode's). */

@@ -3,10 +3,11 @@
  * @brief A HuggingFace tokenizer.json read and run natively: the same ids as the tokenizers
  * library for what it implements, exit 2 naming the component for what it does not.
  *
- * Implemented: added and special tokens (matched in the raw text, longest first); normalizers
- * BertNormalizer, NFC, NFD, Lowercase, StripAccents and Sequence of them; pre-tokenizers
- * BertPreTokenizer, Whitespace, WhitespaceSplit, Split, ByteLevel and Sequence of them; the
- * WordPiece and BPE models (byte-level BPE in hf_bpe.cpp); post-processors TemplateProcessing,
+ * Implemented: added and special tokens (matched in the raw text, longest first, lstrip and
+ * rstrip); normalizers BertNormalizer, NFC, NFD, Lowercase, StripAccents, Precompiled
+ * (hf_precompiled.cpp), Strip, Replace and Sequence of them; pre-tokenizers BertPreTokenizer,
+ * Whitespace, WhitespaceSplit, Split, ByteLevel, Metaspace and Sequence of them; the WordPiece,
+ * BPE (hf_bpe.cpp) and Unigram (hf_unigram.cpp) models; post-processors TemplateProcessing,
  * BertProcessing, RobertaProcessing and ByteLevel (single texts and pairs), and truncation to a
  * maximum length, longest first, counting the special tokens.
  */

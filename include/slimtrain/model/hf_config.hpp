@@ -12,7 +12,8 @@ namespace slimtrain::model {
 
 /** @brief The encoders of BertForSequenceClassification, its small variations, and ViT. */
 struct HfConfig {
-  std::string model_type;  ///< "bert", "roberta", "distilbert", "vit", "qwen2" or "llama"
+  /// "bert", "roberta" (xlm-roberta too: the same model), "distilbert", "vit", "qwen2", "llama"
+  std::string model_type;
   std::int64_t vocab_size = 0, hidden_size = 0, num_hidden_layers = 0, num_attention_heads = 0;
   std::int64_t intermediate_size = 0, max_position_embeddings = 0, type_vocab_size = 0;
   std::int64_t pad_token_id = 0;
