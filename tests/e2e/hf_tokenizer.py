@@ -7,7 +7,8 @@ hf_tokenizer.sh.
                               normalizer, pre-tokenizer and [CLS] $A [SEP] template) and
                               tokenizer_config.json (model_max_length 48); byte-level BPE ones:
                               DIR/gpt2/ (GPT-2's), DIR/roberta/ (a prefix space, <s> A </s>),
-                              DIR/qwen2/ (NFC, Qwen2's split regex, its added tokens); DIR/texts.csv (the
+                              DIR/qwen2/ (NFC, Qwen2's split regex, its added tokens), DIR/llama3/
+                              (Llama 3's regex, ignore_merges, <|begin_of_text|> A); DIR/texts.csv (the
                               hard texts, label a or b), DIR/pairs.csv (two texts and a label);
                               Unigram ones as transformers converts SentencePiece models:
                               DIR/xlmr/ (XLM-RoBERTa's pipeline), DIR/xlmr-bytes/ (byte fallback);
@@ -88,18 +89,22 @@ def wordpiece(lowercase):
     return t
 
 
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 
 def byte_bpe(kind):
     t = Tokenizer(models.BPE())
-    if kind == "qwen2":
-        t.normalizer = normalizers.NFC()
+    if kind in ("qwen2", "llama3"):
+        if kind == "qwen2":
+            t.normalizer = normalizers.NFC()
         t.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.Split(Regex(QWEN2_SPLIT if kind == "qwen2" else LLAMA3_SPLIT), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+        specials = (["<|endoftext|>", "<|im_start|>", "<|im_end|>"] if kind == "qwen2"
+                    else ["<|begin_of_text|>", "<|end_of_text|>"])
     else:
         t.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=kind == "roberta")
         specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"] if kind == "roberta" else ["<|endoftext|>"]
@@ -108,6 +113,16 @@ def byte_bpe(kind):
         vocab_size=900, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     if kind == "roberta":
         t.post_processor = processors.RobertaProcessing(("</s>", t.token_to_id("</s>")), ("<s>", t.token_to_id("<s>")))
+    elif kind == "llama3":  # Llama 3's: ByteLevel, then <|begin_of_text|> before each text
+        bos = ("<|begin_of_text|>", t.token_to_id("<|begin_of_text|>"))
+        t.post_processor = processors.Sequence([
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(single="<|begin_of_text|> $A",
+                                          pair="<|begin_of_text|> $A <|begin_of_text|>:1 $B:1",
+                                          special_tokens=[bos])])
+        config = json.loads(t.to_str())
+        config["model"]["ignore_merges"] = True  # Llama 3 takes a word in the vocab whole
+        return Tokenizer.from_str(json.dumps(config))
     else:
         t.post_processor = processors.ByteLevel(trim_offsets=False)
     return t
@@ -146,7 +161,7 @@ def make(d):
     import os
     unigram(d, "xlmr", vocab_size=800, character_coverage=0.9995)
     unigram(d, "xlmr-bytes", vocab_size=900, character_coverage=0.98, byte_fallback=True)
-    for kind in ("gpt2", "roberta", "qwen2"):
+    for kind in ("gpt2", "roberta", "qwen2", "llama3"):
         os.makedirs(f"{d}/{kind}", exist_ok=True)
         byte_bpe(kind).save(f"{d}/{kind}/tokenizer.json")
     for name, lower in (("uncased", True), ("cased", False)):

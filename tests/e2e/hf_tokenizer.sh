@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # prep text --tokenizer DIR/tokenizer.json against HuggingFace's tokenizers library (the venv's
 # Python, SLIMTRAIN_TORCH_PYTHON), on tokenizers trained here on Debian's fortunes: WordPiece
-# (BERT's, uncased and cased), byte-level BPE (GPT-2's, RoBERTa's, Qwen2's) and Unigram
+# (BERT's, uncased and cased), byte-level BPE (GPT-2's, RoBERTa's, Qwen2's, Llama 3's) and Unigram
 # (SentencePiece models converted as XLM-RoBERTa's):
 # - the same ids, row for row, for texts in Greek, Cyrillic, Arabic, Devanagari, Bengali, CJK,
 #   Thai, emoji (with modifiers and joiners), combining accents, words of 150 characters, runs of
@@ -45,7 +45,7 @@ for n in 20 7; do
   check "  the ids of tokenizers: [CLS] A [SEP] B [SEP], the longer cut first" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/pairs.csv" "$work/p$n.h5" $n pair
 done
 check "  no config.json beside the tokenizer: a warning that pairs get no token types" contains "pairs get no token_type_ids (every token of type 0)"
-for k in gpt2 roberta qwen2; do
+for k in gpt2 roberta qwen2 llama3; do
   check "byte-level BPE ($k's)" expect_rc 0 "$S" "${prep[@]}" --tokenizer "$work/$k/tokenizer.json" \
     --max-length 0 -o "$work/$k.h5"
   check "  the ids of tokenizers" "$PY2" "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
@@ -53,6 +53,9 @@ done
 check "RoBERTa's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
   --text-column second --label-column label --tokenizer "$work/roberta/tokenizer.json" --max-length 20 -o "$work/rp.h5"
 check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work/roberta/tokenizer.json" "$work/pairs.csv" "$work/rp.h5" 20 pair
+check "Llama 3's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
+  --text-column second --label-column label --tokenizer "$work/llama3/tokenizer.json" --max-length 20 -o "$work/lp.h5"
+check "  the ids of tokenizers: <|begin_of_text|> A <|begin_of_text|> B" "$PY2" "$tok" same "$work/llama3/tokenizer.json" "$work/pairs.csv" "$work/lp.h5" 20 pair
 check "Qwen2's, cut at 24" expect_rc 0 np 2 "$S" "${prep[@]}" --tokenizer "$work/qwen2/tokenizer.json" \
   --max-length 24 -o "$work/q24.h5"
 check "  the ids of tokenizers" "$PY2" "$tok" same "$work/qwen2/tokenizer.json" "$work/texts.csv" "$work/q24.h5" 24
