@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     t.encode({"a pair", "of texts"}, 4, full);
     t.encode({""}, 1, full);
     // Compatibility forms, a combining accent after a ligature, runs of spaces, an added token.
-    t.encode({"\xef\xac\x81\xcc\x81x \xef\xbc\xa1  <mask>   the cafe\xcc\x81\xe3\x80\x80"}, 0, full);
+    t.encode({"\xef\xac\x81\xcc\x81x \xef\xbc\xa1  <mask>   the cafe\xcc\x81\xe3\x80\x80"}, 0,
+             full);
   } catch (const slimtrain::Error&) {
   }
   return 0;

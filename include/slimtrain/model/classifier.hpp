@@ -44,7 +44,7 @@ class ClassifierImpl : public torch::nn::Module {
   virtual Output forward_named(const NamedInputs& inputs, const torch::Tensor& y = {});
   /** @brief The inputs forward takes by name: {"x"} for built-in models. */
   virtual std::vector<std::string> input_names() const { return {"x"}; }
-  /** @brief Inputs forward reads when a file has them (BERT's token_type_ids), else does without. */
+  /** @brief Inputs read when a file has them (BERT's token_type_ids), else done without. */
   virtual std::vector<std::string> optional_input_names() const { return {}; }
   /**
    * @brief Layout 2: "" when forward's arguments are all among `available` (the file's inputs and

@@ -10,7 +10,8 @@
  * out_proj on the first token instead of the pooler. DistilBERT: no token types, its own names
  * (transformer.layer.N.attention.q_lin, sa_layer_norm, ffn.lin1, ...), and pre_classifier with a
  * ReLU before the classifier. Inputs by name: input_ids and attention_mask, and token_type_ids
- * when the file has them (a pair's segments; all 0 without). Hidden states stay inside forward (the slim boundary).
+ * when the file has them (a pair's segments; all 0 without). Hidden states stay inside forward
+ * (the slim boundary).
  */
 #include <cstdint>
 #include <string>
