@@ -17,6 +17,8 @@
 #                 peer with the same attention written out (reported)
 #      torchscript  the peer's ViT (fused attention) scripted and trained by slimtrain, against
 #                 the same module in the peer                                    target 0.95
+#      hf         --model hf:DIR fine-tuning bench/hf's BERT-small-sized checkpoint, bf16, AdamW,
+#                 batch 64, against transformers (bench/hf/peer.py --device cuda) target 1.0
 # 3. a table, and RESULT lines naming the GPU, each side's samples/s (steady state: the warm-up
 #    steps left out) and nvidia-smi's utilisation over the middle of each run; all in
 #    $OUT/bench_gpu.txt.
@@ -57,16 +59,30 @@ say "bench/gpu on $GPU; slimtrain $("$BIN" --version | head -1); $("$PY" -c 'imp
 W=$(mktemp -d /tmp/bench-gpu.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 if [ "${SMALL:-0}" = 1 ]; then
-  cnn_n=4096 vit_n=256 vit_hw=32 vit=(--vit-dim 64 --vit-depth 2 --vit-heads 4 --vit-patch 8)
+  cnn_n=4096 vit_n=256 vit_hw=32 vit=(--vit-dim 64 --vit-depth 2 --vit-heads 4 --vit-patch 8) text_n=512
   steps=${STEPS:-20} warmup=${WARMUP:-5}
 else
   cnn_n=65536 vit_n=1024 vit_hw=224 vit=(--vit-dim 768 --vit-depth 12 --vit-heads 12 --vit-patch 16)
+  text_n=16384
   steps=${STEPS:-200} warmup=${WARMUP:-30}
 fi
 "$PY" "$REPO/bench/gpu/make_data.py" "$W/cnn.h5" "$cnn_n" 1 28 28 10 || exit 1
 "$PY" "$REPO/bench/gpu/make_data.py" "$W/vit.h5" "$vit_n" 3 "$vit_hw" "$vit_hw" 10 || exit 1
 "$PY" "$REPO/bench/gpu/peer.py" --data "$W/vit.h5" --model vit "${vit[@]}" --attention sdpa \
   --device "$DEVICE" --script "$W/vit.pt" || exit 1
+
+# The HuggingFace row: bench/hf's BERT-small-sized checkpoint (its own WordPiece tokenizer.json)
+# on synthetic sentences cut at its 128 tokens; skipped where the Python has no transformers.
+hf_ok=0
+if "$PY" -c "import transformers, tokenizers" 2>/dev/null; then
+  "$PY" "$REPO/bench/gpu/make_text.py" "$W/text.csv" "$text_n" 8 &&
+    "$PY" "$REPO/bench/hf/make_model.py" "$W/text.csv" 8 "$W/bert-small" >"$W/hf-model.log" 2>&1 &&
+    "$BIN" prep text --train "$W/text.csv" --text-column text --label-column category \
+      --tokenizer "$W/bert-small/tokenizer.json" -o "$W/text.h5" >"$W/hf-prep.log" 2>&1 && hf_ok=1
+  [ "$hf_ok" = 1 ] || { say "bench/gpu: the HuggingFace row's data failed:"; tail -n 5 "$W"/hf-*.log | tee -a "$REPORT"; }
+else
+  say "bench/gpu: $PY has no transformers: the HuggingFace row is skipped"
+fi
 
 # util FILE: the mean of nvidia-smi's utilisation samples over the middle half of a run.
 sample() { nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 >"$1" 2>/dev/null & echo $!; }
@@ -116,6 +132,17 @@ slim vit "$W/vit.h5" "${vitslim[@]}" --batch-size 64
 peer vit-peer "$W/vit.h5" "${vitpeer[@]}" --attention sdpa --batch-size 64
 peer vit-peer-manual "$W/vit.h5" "${vitpeer[@]}" --attention manual --batch-size 64
 slim ts "$W/vit.h5" --model "torchscript:$W/vit.pt" --precision bf16 --optimizer adamw --lr 0.001 --batch-size 64
+if [ "$hf_ok" = 1 ]; then  # fine-tuning: AdamW at a constant 5e-5, bf16, batch 64, lengths grouped
+  slim hf "$W/text.h5" --model "hf:$W/bert-small" --precision bf16 --optimizer adamw --lr 5e-5 \
+    --weight-decay 0 --schedule constant --batch-size 64 --group-by-length true
+  s=$(sample "$W/hf-peer.util")
+  timeout 300 "$PY" "$REPO/bench/hf/peer.py" --data "$W/text.h5" --model "$W/bert-small" --nproc 1 \
+    --threads 4 --batch-size 64 --steps $((steps + warmup)) --warmup-steps "$warmup" \
+    --device "$DEVICE" --precision bf16 >"$W/hf-peer.log" 2>&1 ||
+    { say "  peer hf-peer failed:"; tail -n 5 "$W/hf-peer.log" | tee -a "$REPORT"; }
+  kill "$s" 2>/dev/null
+  sed -n 's/.*samples_per_s=\([0-9.]*\).*/\1/p' "$W/hf-peer.log" | tail -1 >"$W/hf-peer.sps"
+fi
 
 # ------------------------------------------------------------------ table and RESULT lines
 "$PY" - "$W" "$GPU" "$steps" "$warmup" "$DEVICE" <<'EOF' | tee -a "$REPORT"
@@ -140,6 +167,7 @@ rows = [  # row, slimtrain run, peer run, target, what
     ("vit-b16-bf16", "vit", "vit-peer", 1.0, "ViT-B/16 bf16 batch 64, peer with SDPA"),
     ("vit-b16-bf16-manual-peer", "vit", "vit-peer-manual", None, "the same, peer attention written out"),
     ("torchscript-vit", "ts", "vit-peer", 0.95, "the peer's ViT scripted, in slimtrain"),
+    ("hf-bert-small", "hf", "hf-peer", 1.0, "hf:DIR BERT-small fine-tuning bf16 batch 64, peer transformers"),
 ]
 print(f"\nbench/gpu on {gpu} ({device}), {steps} timed steps after {warmup} warm-up steps, world size 1")
 print(f"  {'row':26s}{'slimtrain sps':>15s}{'peer sps':>12s}{'ratio':>8s}{'util %':>14s}  what")

@@ -6,7 +6,9 @@ PyTorch 2.x), the same `prep text` HDF5 file, the same recipe: --nproc ranks x -
 lengths grouped as HuggingFace's group_by_length (bench/train/text_peer.py's grouping), each
 batch padded to its longest sequence rounded up to 8 with its attention_mask (what
 DataCollatorWithPadding(pad_to_multiple_of=8) gives). --steps steps, the first --warmup-steps not
-timed. Rank 0 prints one line:
+timed. With --device cuda (bench/gpu/run.sh, world size 1): the model on the GPU, batches copied
+from pinned memory without blocking, --precision bf16 under autocast, no DDP at one process, and
+the clock read after a synchronize. Rank 0 prints one line:
 
   PEER hf nproc=2 threads=1 batch=16 steps=... samples_per_s=...
 """
@@ -27,12 +29,19 @@ from text_peer import epoch_batches, free_port, load_split  # noqa: E402
 def worker(rank, args, port):
     from transformers import AutoModelForSequenceClassification
     torch.set_num_threads(args.threads)
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=args.nproc)
+    device = torch.device(args.device)
+    distributed = args.nproc > 1
+    if distributed:
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+        dist.init_process_group("gloo" if device.type == "cpu" else "nccl", rank=rank,
+                                world_size=args.nproc)
     seqs, y, _, _ = load_split(args.data, "train", 0)
     net = AutoModelForSequenceClassification.from_pretrained(args.model, dtype=torch.float32)
-    net.train()
-    model = DistributedDataParallel(net)
+    net.to(device).train()
+    model = DistributedDataParallel(net) if distributed else net
+    pinned = device.type == "cuda"
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.precision == "bf16")
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
     loss_fn = torch.nn.CrossEntropyLoss()
     lengths = [len(s) for s in seqs]
@@ -40,6 +49,7 @@ def worker(rank, args, port):
     while step < args.steps:
         for rows in epoch_batches(lengths, args.batch_size, args.nproc, args.seed, epoch):
             if step == args.warmup_steps:
+                sync()
                 started = time.perf_counter()
             if step == args.steps:
                 break
@@ -50,19 +60,27 @@ def worker(rank, args, port):
             for k, i in enumerate(mine):
                 ids[k, :lengths[i]] = seqs[i]
                 mask[k, :lengths[i]] = 1
-            logits = model(input_ids=ids, attention_mask=mask).logits
-            loss = loss_fn(logits, y[mine])
+            target = y[mine]
+            if pinned:
+                ids, mask, target = (t.pin_memory().to(device, non_blocking=True)
+                                     for t in (ids, mask, target))
+            with autocast:
+                logits = model(input_ids=ids, attention_mask=mask).logits
+                loss = loss_fn(logits.float(), target)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             step += 1
         epoch += 1
+    sync()
     elapsed = time.perf_counter() - started
     if rank == 0:
         sps = (args.steps - args.warmup_steps) * args.batch_size * args.nproc / elapsed
         print(f"PEER hf nproc={args.nproc} threads={args.threads} batch={args.batch_size} "
-              f"steps={args.steps} samples_per_s={sps:.1f} torch={torch.__version__}", flush=True)
-    dist.destroy_process_group()
+              f"steps={args.steps} device={args.device} samples_per_s={sps:.1f} "
+              f"torch={torch.__version__}", flush=True)
+    if distributed:
+        dist.destroy_process_group()
 
 
 def main():
@@ -76,8 +94,13 @@ def main():
     p.add_argument("--warmup-steps", type=int, default=10)
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     args = p.parse_args()
-    mp.spawn(worker, args=(args, free_port()), nprocs=args.nproc)
+    if args.nproc == 1:
+        worker(0, args, 0)
+    else:
+        mp.spawn(worker, args=(args, free_port()), nprocs=args.nproc)
 
 
 if __name__ == "__main__":
