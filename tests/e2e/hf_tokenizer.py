@@ -266,9 +266,9 @@ def same(tokenizer, table, out, max_length, pair=None):
           f"tokenizers ({cut} cut at {max_length})")
 
 
-def text_logits(ckpt, table, pred):
-    """PRED.h5's /logits equal transformers' on the CSV's texts through the checkpoint's own
-    tokenizer (AutoTokenizer, truncated to the model's length), row for row."""
+def through_transformers(ckpt, table, pred):
+    """CKPT's own tokenizer and model (float32, eval mode), the CSV's rows and PRED.h5's /logits,
+    one row each."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     tokenizer = AutoTokenizer.from_pretrained(ckpt)
@@ -277,6 +277,14 @@ def text_logits(ckpt, table, pred):
         rows = list(csv.reader(f))[1:]
     got = h5py.File(pred, "r")["logits"][()]
     assert len(got) == len(rows), (len(got), len(rows))
+    return tokenizer, model, rows, got
+
+
+def text_logits(ckpt, table, pred):
+    """PRED.h5's /logits equal transformers' on the CSV's texts through the checkpoint's own
+    tokenizer (AutoTokenizer, truncated to the model's length), row for row."""
+    import torch
+    tokenizer, model, rows, got = through_transformers(ckpt, table, pred)
     with torch.no_grad():
         gap = max(float((model(**tokenizer(row[0], truncation=True, return_tensors="pt")).logits[0]
                          - torch.from_numpy(got[i])).abs().max()) for i, row in enumerate(rows))
@@ -288,13 +296,7 @@ def pair_logits(ckpt, table, pred):
     """PRED.h5's /logits equal transformers' on the CSV's pairs through the checkpoint's own
     tokenizer (AutoTokenizer: input_ids, token_type_ids, attention_mask), row for row."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    tokenizer = AutoTokenizer.from_pretrained(ckpt)
-    model = AutoModelForSequenceClassification.from_pretrained(ckpt, dtype=torch.float32).eval()
-    with open(table, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))[1:]
-    got = h5py.File(pred, "r")["logits"][()]
-    assert len(got) == len(rows), (len(got), len(rows))
+    tokenizer, model, rows, got = through_transformers(ckpt, table, pred)
     gap, untyped = 0.0, 0.0
     with torch.no_grad():
         for i, row in enumerate(rows):
