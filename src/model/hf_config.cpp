@@ -1,6 +1,7 @@
 #include "slimtrain/model/hf_config.hpp"
 
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 
 #include "slimtrain/core/error.hpp"
@@ -16,6 +17,12 @@ std::int64_t positive(const nlohmann::json& j, const char* key, const std::strin
     SLIMTRAIN_THROW(ConfigError, where, ": \"", key, "\" is ", j[key].dump(),
                     ", not a positive integer up to 2^24");
   return j[key].get<std::int64_t>();
+}
+
+// Positive integer sizes, each read under its config.json name, in order.
+void read_sizes(const nlohmann::json& j, const std::string& where,
+                std::initializer_list<std::pair<const char*, std::int64_t*>> sizes) {
+  for (const auto& [key, field] : sizes) *field = positive(j, key, where);
 }
 
 double number_or(const nlohmann::json& j, const char* key, double fallback,
@@ -92,10 +99,9 @@ void read_rope(const nlohmann::json& j, const std::string& where, HfConfig& c) {
                                       : c.max_position_embeddings;
 }
 
-// Qwen2 and Llama: grouped-query attention, RMSNorm, rotary positions (read_rope).
+// Qwen2 and Llama (their vocab_size and max_position_embeddings read already): grouped-query
+// attention, RMSNorm, rotary positions (read_rope).
 void read_decoder(const nlohmann::json& j, const std::string& where, HfConfig& c) {
-  c.vocab_size = positive(j, "vocab_size", where);
-  c.max_position_embeddings = positive(j, "max_position_embeddings", where);
   c.num_key_value_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null()
                               ? positive(j, "num_key_value_heads", where)
                               : c.num_attention_heads;
@@ -178,25 +184,29 @@ HfConfig parse_config(const nlohmann::json& in, const std::string& where) {
                     " is not implemented (slimtrain's BERT has absolute positions)");
   if (!c.is_decoder() && (j.value("is_decoder", false) || j.value("add_cross_attention", false)))
     SLIMTRAIN_THROW(ConfigError, where, ": a decoder BERT (is_decoder) is not implemented");
-  c.hidden_size = positive(j, "hidden_size", where);
-  c.num_hidden_layers = positive(j, "num_hidden_layers", where);
-  c.num_attention_heads = positive(j, "num_attention_heads", where);
-  c.intermediate_size = positive(j, "intermediate_size", where);
+  read_sizes(j, where,
+             {{"hidden_size", &c.hidden_size},
+              {"num_hidden_layers", &c.num_hidden_layers},
+              {"num_attention_heads", &c.num_attention_heads},
+              {"intermediate_size", &c.intermediate_size}});
   if (vit) {
-    c.image_size = positive(j, "image_size", where);
-    c.patch_size = positive(j, "patch_size", where);
-    c.num_channels = positive(j, "num_channels", where);
+    read_sizes(j, where,
+               {{"image_size", &c.image_size},
+                {"patch_size", &c.patch_size},
+                {"num_channels", &c.num_channels}});
     if (c.image_size % c.patch_size != 0)
       SLIMTRAIN_THROW(ConfigError, where, ": image_size ", c.image_size,
                       " is not a multiple of patch_size ", c.patch_size);
     if (!j.value("qkv_bias", true))
       SLIMTRAIN_THROW(ConfigError, where, ": qkv_bias false is not implemented");
-  } else if (c.is_decoder()) {
-    read_decoder(j, where, c);
-  } else {
-    c.vocab_size = positive(j, "vocab_size", where);
-    c.max_position_embeddings = positive(j, "max_position_embeddings", where);
-    c.type_vocab_size = positive(j, "type_vocab_size", where);
+  } else {  // text: the decoders and the encoders share these
+    read_sizes(
+        j, where,
+        {{"vocab_size", &c.vocab_size}, {"max_position_embeddings", &c.max_position_embeddings}});
+    if (c.is_decoder())
+      read_decoder(j, where, c);
+    else
+      c.type_vocab_size = positive(j, "type_vocab_size", where);
   }
   if (c.hidden_size % c.num_attention_heads != 0)
     SLIMTRAIN_THROW(ConfigError, where, ": hidden_size ", c.hidden_size,
