@@ -24,7 +24,7 @@ int run_eval(const std::vector<std::string>& args) {
     ("split", bound(c.split), "train, val or test")
     ("batch-size", bound(c.batch_size), "evaluation batch per rank")
     ("device", bound(c.device), "cpu or cuda")
-    ("threads", bound(c.threads), "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)")
+    ("threads", bound(c.threads), kThreadsHelp)
     ("deadline", bound(c.deadline_s), "seconds the reduction may wait for a late rank")
     ("io-timeout", bound(c.io_timeout_s), "seconds resolving and loading the checkpoint may take")
     ("json", po::bool_switch(&c.json), "print one JSON object instead of the table")

@@ -26,6 +26,11 @@ po::typed_value<T>* bound(T& field) {
   return po::value(&field)->default_value(field, shown.str());
 }
 
+/** @brief --threads of the commands that run a model on ranks (train, eval): one text for both. */
+inline constexpr const char* kThreadsHelp =
+    "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks "
+    "of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)";
+
 class CommandLine {
  public:
   /** @param command e.g. "train"; @param synopsis one usage line; @param about a paragraph for
