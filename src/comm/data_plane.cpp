@@ -1,5 +1,7 @@
 #include "slimtrain/comm/data_plane.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <optional>
 
 #include "slimtrain/comm/mpi_data_plane.hpp"
@@ -46,6 +48,44 @@ torch::Tensor broadcastable(const torch::Tensor& t) {
 
 }  // namespace
 
+// The first failure of any of the plane's operations, shared with their handles.
+struct PlaneFailure {
+  std::mutex mutex;
+  std::exception_ptr error;
+  void keep(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error) error = std::move(e);
+  }
+  std::exception_ptr get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return error;
+  }
+};
+
+class DataPlane::TrackedWork final : public Work {
+ public:
+  TrackedWork(std::shared_ptr<Work> inner, std::shared_ptr<PlaneFailure> failure)
+      : inner_(std::move(inner)), failure_(std::move(failure)) {}
+  void wait() override {
+    try {
+      inner_->wait();
+    } catch (const CommError&) {
+      failure_->keep(std::current_exception());
+      throw;
+    }
+    waited_.store(true);
+  }
+  bool waited() const { return waited_.load(); }
+
+ private:
+  std::shared_ptr<Work> inner_;
+  std::shared_ptr<PlaneFailure> failure_;
+  std::atomic<bool> waited_{false};
+};
+
+DataPlane::DataPlane(torch::Device device)
+    : device_(device), failure_(std::make_shared<PlaneFailure>()) {}
+
 DType dtype_of(const torch::Tensor& t) {
   if (const auto dtype = collective_dtype(t.scalar_type())) return *dtype;
   SLIMTRAIN_THROW(ConfigError, "tensor dtype ", t.scalar_type(),
@@ -65,6 +105,44 @@ DType DataPlane::check(const torch::Tensor& t, const char* what) const {
                     " is not contiguous (call .contiguous() first)");
   }
   return dtype_of(t);
+}
+
+void DataPlane::throw_if_failed() const {
+  if (const std::exception_ptr kept = failure_->get()) std::rethrow_exception(kept);
+  try {
+    throw_if_backend_failed();
+  } catch (const CommError&) {
+    failure_->keep(std::current_exception());
+    throw;
+  }
+}
+
+std::shared_ptr<Work> DataPlane::track(std::shared_ptr<Work> work) {
+  auto tracked = std::make_shared<TrackedWork>(std::move(work), failure_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Operations are waited in a step: what was waited needs no settling.
+  unsettled_.erase(std::remove_if(unsettled_.begin(), unsettled_.end(),
+                                  [](const auto& w) { return w->waited(); }),
+                   unsettled_.end());
+  unsettled_.push_back(tracked);
+  return tracked;
+}
+
+void DataPlane::settle() {
+  throw_if_failed();
+  std::vector<std::shared_ptr<TrackedWork>> waits;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    waits.swap(unsettled_);
+  }
+  for (const auto& w : waits) w->wait();  // in issue order, each under its deadline
+  try {
+    settle_issued();
+  } catch (const CommError&) {
+    failure_->keep(std::current_exception());
+    throw;
+  }
+  throw_if_failed();
 }
 
 void DataPlane::record(OpKind kind, DType dtype, std::uint64_t count, const char* tag) {
@@ -88,7 +166,7 @@ std::shared_ptr<Work> DataPlane::all_reduce_async(const torch::Tensor& t, Reduce
                     to_string(dtype));
   }
   record(OpKind::all_reduce, dtype, static_cast<std::uint64_t>(t.numel()), options.tag);
-  return start_all_reduce(t, dtype, op, options);
+  return track(start_all_reduce(t, dtype, op, options));
 }
 
 void DataPlane::all_reduce(const torch::Tensor& t, ReduceOp op, const OpOptions& options) {
@@ -103,7 +181,7 @@ void DataPlane::broadcast(const torch::Tensor& tensor, int root, const OpOptions
                     ")");
   }
   record(OpKind::broadcast, dtype, static_cast<std::uint64_t>(t.numel()), options.tag);
-  start_broadcast(t, dtype, root, options)->wait();
+  track(start_broadcast(t, dtype, root, options))->wait();
 }
 
 DType DataPlane::check_blocks(const torch::Tensor& blocks, const torch::Tensor& block,
@@ -130,7 +208,7 @@ std::shared_ptr<Work> DataPlane::reduce_scatter_async(const torch::Tensor& input
     SLIMTRAIN_THROW(ConfigError, name(), " reduce_scatter: avg needs a floating type, got ",
                     to_string(dtype));
   record(OpKind::reduce_scatter, dtype, static_cast<std::uint64_t>(input.numel()), options.tag);
-  return start_reduce_scatter(input, output, dtype, op, options);
+  return track(start_reduce_scatter(input, output, dtype, op, options));
 }
 
 std::shared_ptr<Work> DataPlane::all_gather_async(const torch::Tensor& input,
@@ -138,7 +216,7 @@ std::shared_ptr<Work> DataPlane::all_gather_async(const torch::Tensor& input,
                                                   const OpOptions& options) {
   const DType dtype = check_blocks(output, input, "all_gather");
   record(OpKind::all_gather, dtype, static_cast<std::uint64_t>(output.numel()), options.tag);
-  return start_all_gather(input, output, dtype, options);
+  return track(start_all_gather(input, output, dtype, options));
 }
 
 std::uint64_t DataPlane::fingerprint() const {

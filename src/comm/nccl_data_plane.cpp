@@ -9,39 +9,12 @@
 #include "slimtrain/comm/detail/nccl_queue.hpp"
 #include "slimtrain/core/check_gpu.hpp"
 #include "slimtrain/core/log.hpp"
-#include "slimtrain/core/thread_name.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 
 namespace slimtrain::comm {
 namespace {
 using namespace impl;
-
-// The communicator's watchdog thread (detail/nccl_queue.hpp): looks every few milliseconds until
-// the data plane is destroyed; ends the job itself when the caller never comes back to a failure.
-void watch(NcclState& s) {
-  name_this_thread("nccl-watch");
-  std::unique_lock<std::mutex> lock(s.mutex);
-  while (!s.stopping) {
-    if (!s.watch()) {
-      std::string why = "the NCCL data plane failed";
-      try {
-        std::rethrow_exception(s.failure);
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
-      lock.unlock();
-      log::error(s.name, ": ", why,
-                 "; the training thread did not come back to the data plane "
-                 "within ",
-                 s.config.deadline.grace_s + kCallerGraceS, " s: ending the job");
-      runtime::abort_job(kExitFailure, why);
-    }
-    lock.unlock();
-    std::this_thread::sleep_for(kWatchdogPeriod);
-    lock.lock();
-  }
-}
 
 class NcclDataPlane final : public DataPlane {
  public:
@@ -80,29 +53,33 @@ class NcclDataPlane final : public DataPlane {
 #endif
     SLIMTRAIN_CHECK_NCCL(ncclCommInitRankConfig(&s.comm, s.size, id, s.rank, &nccl_config));
     {
-      std::lock_guard<std::mutex> lock(s.mutex);
+      std::lock_guard<std::timed_mutex> lock(s.mutex);
       s.settle(after(s.config.deadline.base_s), "ncclCommInitRankConfig");
     }
     // Every rank has its communicator before any rank issues a collective on it.
     bootstrap.barrier();
-    s.watchdog = std::thread([state = state_] { watch(*state); });
+    WatchTimes times;
+    times.period = kWatchdogPeriod;
+    times.abort_limit_s = kAbortLimitS;
+    times.caller_grace_s = s.config.deadline.grace_s + kCallerGraceS;
+    s.watch = std::make_unique<OpWatch>(s.name, s.watch_hooks([](const std::string& why) {
+      runtime::abort_job(kExitFailure, why);
+    }),
+                                        times);
+    s.watch->start();
   }
 
   ~NcclDataPlane() override {
     NcclState& s = *state_;
-    if (s.watchdog.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(s.mutex);
-        s.stopping = true;
-      }
-      s.watchdog.join();
-    }
-    std::lock_guard<std::mutex> lock(s.mutex);
+    // The watchdog first (bounded: its abort returned or ended the job); from here on this
+    // thread polls and aborts alone.
+    if (s.watch) s.watch->stop();
+    std::lock_guard<std::timed_mutex> lock(s.mutex);
     if (s.comm != nullptr && !s.aborted) {
       // While an exception unwinds (this rank failed), peers may never join: grace only.
       Clock::time_point limit = after(s.config.deadline.grace_s);
       if (std::uncaught_exceptions() == 0)
-        for (const auto& op : s.outstanding) limit = std::max(limit, op->deadline);
+        for (const auto& op : s.outstanding) limit = std::max(limit, op->watched->deadline);
       while (true) {
         try {
           s.reap();
@@ -147,7 +124,7 @@ class NcclDataPlane final : public DataPlane {
     DeadlinePolicy policy = state_->config.deadline;
     policy.floor_bytes_per_s = bytes_per_s;
     policy.deadline_for(0);  // validates
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    std::lock_guard<std::timed_mutex> lock(state_->mutex);
     state_->config.deadline = policy;
   }
   std::uint64_t bytes_reduced() const override {
@@ -194,6 +171,24 @@ class NcclDataPlane final : public DataPlane {
     });
   }
 
+  void throw_if_backend_failed() const override {
+    std::lock_guard<std::timed_mutex> lock(state_->mutex);
+    state_->throw_if_failed();
+  }
+
+  // The host's wait for the device: until every operation's end event, the watchdog holding
+  // their deadlines (its failure is thrown here); polled without holding the callers' lock.
+  void settle_issued() override {
+    NcclState& s = *state_;
+    for (;;) {
+      {
+        std::lock_guard<std::timed_mutex> lock(s.mutex);
+        if (s.settled()) return;
+      }
+      std::this_thread::sleep_for(kNcclPollSleep);
+    }
+  }
+
  private:
   std::shared_ptr<Work> start_blocks(OpKind kind, const torch::Tensor& input,
                                      const torch::Tensor& output, DType dtype,
@@ -203,7 +198,7 @@ class NcclDataPlane final : public DataPlane {
     const std::size_t bytes =
         static_cast<std::size_t>(std::max(input.numel(), output.numel())) * dtype_size(dtype);
     s.bytes_reduced += bytes;
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<std::timed_mutex> lock(s.mutex);
     auto launched =
         s.launch(kind, bytes, dtype, options,
                  std::make_shared<std::pair<torch::Tensor, torch::Tensor>>(input, output),
@@ -220,7 +215,7 @@ class NcclDataPlane final : public DataPlane {
     const std::size_t element = dtype_size(dtype);
     char* data = static_cast<char*>(t.data_ptr());
     s.bytes_reduced += count * element;
-    std::lock_guard<std::mutex> lock(s.mutex);
+    std::lock_guard<std::timed_mutex> lock(s.mutex);
     auto launched =
         s.launch(kind, count * element, dtype, options, std::make_shared<torch::Tensor>(t), [&] {
           for (const Piece& p :

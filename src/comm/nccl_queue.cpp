@@ -57,6 +57,14 @@ Event::Event() {
   SLIMTRAIN_CHECK_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
 }
 
+bool EventEnd::reached() {
+  const cudaError_t state = cudaEventQuery(event_.get());
+  if (state == cudaSuccess) return true;
+  if (state == cudaErrorNotReady) return false;
+  cudaGetLastError();  // the query's error is reported here, not by the next CUDA call
+  SLIMTRAIN_THROW(CommError, "the end event of an NCCL operation: ", cudaGetErrorString(state));
+}
+
 void NcclState::settle(Clock::time_point deadline, const char* what) {
   for (;;) {
     ncclResult_t state = ncclSuccess;
@@ -76,47 +84,109 @@ void NcclState::settle(Clock::time_point deadline, const char* what) {
 }
 
 void NcclState::abort(const std::string& reason) {
-  if (aborted) return;
-  aborted = true;
+  if (aborted.exchange(true)) return;
   abort_reason = reason;
   log::error(name, ": aborting the NCCL communicator: ", reason);
   ncclCommAbort(comm);
 }
 
-void NcclState::publish_current() {
-  if (outstanding.empty()) return;
-  const OpSummary& s = outstanding.front()->summary;
-  progress->set_current(s.seq, s.kind, s.bytes, s.tag.c_str());
+void NcclState::fail(std::exception_ptr error, const std::string& reason) {
+  if (watch) {
+    watch->fail(std::move(error));  // the watchdog aborts at its next look
+    return;
+  }
+  abort(reason);
 }
 
-void NcclState::finish(NcclOp& op) {
-  if (op.finished) return;
-  op.finished = true;
-  op.keep_alive.reset();
-  recorder.ended(op.summary.seq, OpStatus::done);
-  if (op.summary.seq > progress->completed.load()) progress->completed.store(op.summary.seq);
-  progress->clear_current(op.summary.seq);
+WatchHooks NcclState::watch_hooks(std::function<void(const std::string&)> end_job) {
+  WatchHooks hooks;
+  // A raw pointer: the hooks live in the state's own watchdog, which is stopped before the state
+  // goes, and its abort either returned or ended the job by then.
+  NcclState* s = this;
+  const int gpu = device;
+  const double grace_s = config.deadline.grace_s;
+  hooks.thread_start = [gpu] {
+    // Events and the abort belong to the communicator's GPU, not to device 0.
+    const cudaError_t set = cudaSetDevice(gpu);
+    if (set != cudaSuccess)
+      log::error("the NCCL watchdog cannot select cuda:", gpu, ": ", cudaGetErrorString(set));
+  };
+  hooks.async_error = [s]() -> std::string {
+    if (s->aborted.load()) return {};
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t asked = ncclCommGetAsyncError(s->comm, &state);
+    if (asked != ncclSuccess) return ncclGetErrorString(asked);
+    return state == ncclSuccess || state == ncclInProgress ? std::string()
+                                                           : ncclGetErrorString(state);
+  };
+  hooks.missed = [s, grace_s](const WatchedOp& op) {
+    return missed_deadline({s->name, s->id, op.summary, op.timeout_s}, *s->inspector, grace_s,
+                           s->recorder);
+  };
+  hooks.finished = [s](const WatchedOp& op) {
+    s->recorder.ended(op.summary.seq, OpStatus::done);
+    std::uint64_t done = s->progress->completed.load();
+    while (op.summary.seq > done &&
+           !s->progress->completed.compare_exchange_weak(done, op.summary.seq)) {
+    }
+    s->progress->clear_current(op.summary.seq);
+  };
+  hooks.abort = [s, gpu](const std::string& reason) {
+    cudaSetDevice(gpu);
+    // Under the callers' lock when a caller is not inside NCCL: none then uses the communicator
+    // as it goes. A caller stuck in NCCL holds it past the wait: abort is what frees it.
+    std::unique_lock<std::timed_mutex> lock(s->mutex, std::defer_lock);
+    const bool locked = lock.try_lock_for(kAbortLockWait);
+    s->aborted.store(true);
+    log::error(s->name, ": aborting the NCCL communicator",
+               locked ? "" : " (a caller is inside NCCL)", ": ", reason);
+    ncclCommAbort(s->comm);
+  };
+  hooks.end_job = std::move(end_job);
+  return hooks;
+}
+
+void NcclState::publish_current() {
+  if (outstanding.empty()) return;
+  const OpSummary& s = outstanding.front()->watched->summary;
+  progress->set_current(s.seq, s.kind, s.bytes, s.tag.c_str());
 }
 
 bool NcclState::try_enqueued(NcclOp& op) {
   if (op.enqueued) return true;
+  throw_if_failed();  // the communicator may be gone
   ncclResult_t state = ncclSuccess;
   SLIMTRAIN_CHECK_NCCL(ncclCommGetAsyncError(comm, &state));
   if (state == ncclInProgress) return false;
   if (state != ncclSuccess) {
-    abort(op.summary.describe() + " failed: " + ncclGetErrorString(state));
-    SLIMTRAIN_THROW(CommError, name, " ", op.summary.describe(),
-                    " failed: ", ncclGetErrorString(state));
+    const std::string what = detail::concat(name, " ", op.watched->summary.describe(),
+                                            " failed: ", ncclGetErrorString(state));
+    const auto error = std::make_exception_ptr(CommError(what, __FILE__, __LINE__));
+    fail(error, what);
+    std::rethrow_exception(error);
   }
-  SLIMTRAIN_CHECK_CUDA(cudaEventRecord(op.done.get(), stream));
+  SLIMTRAIN_CHECK_CUDA(cudaEventRecord(op.done->get(), stream));
+  if (watch) watch->set_end(*op.watched, op.done);
   op.enqueued = true;
   if (pending.get() == &op) pending.reset();
   return true;
 }
 
 void NcclState::finish_enqueue(NcclOp& op) {
+  // The watchdog holds the deadline of an operation still being enqueued; this is only the
+  // backstop should it not (its report takes the grace, the caller's grace follows).
+  const Clock::time_point backstop =
+      op.watched->deadline +
+      std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(config.deadline.grace_s + kCallerGraceS));
   while (!try_enqueued(op)) {
-    if (Clock::now() > op.deadline) throw timeout(op);
+    if (Clock::now() > backstop) {
+      const std::string what = detail::concat(name, " ", op.watched->summary.describe(),
+                                              " was not enqueued before its deadline");
+      const auto error = std::make_exception_ptr(TimeoutError(what, {}, __FILE__, __LINE__));
+      fail(error, what);
+      std::rethrow_exception(error);
+    }
     std::this_thread::sleep_for(kNcclPollSleep);
   }
 }
@@ -124,11 +194,19 @@ void NcclState::finish_enqueue(NcclOp& op) {
 void NcclState::reap() {
   while (!outstanding.empty()) {
     NcclOp& op = *outstanding.front();
-    if (!op.finished && (!try_enqueued(op) || cudaEventQuery(op.done.get()) != cudaSuccess)) break;
-    finish(op);
+    if (!try_enqueued(op)) break;
+    const bool ended = watch ? watch->poll(*op.watched) : op.done->reached();
+    if (!ended) break;
+    op.keep_alive.reset();
     outstanding.pop_front();
   }
   publish_current();
+}
+
+bool NcclState::settled() {
+  throw_if_failed();
+  reap();
+  return outstanding.empty();
 }
 
 std::shared_ptr<NcclOp> NcclState::launch(OpKind kind, std::size_t bytes, DType dtype,
@@ -140,19 +218,24 @@ std::shared_ptr<NcclOp> NcclState::launch(OpKind kind, std::size_t bytes, DType 
   if (pending) finish_enqueue(*pending);
   reap();
   auto op = std::make_shared<NcclOp>();
-  op->summary.seq = ++next_seq;
-  op->summary.kind = kind;
-  op->summary.bytes = bytes;
-  op->summary.tag = options.tag ? options.tag : "";
-  op->timeout_s = options.timeout_s >= 0 ? options.timeout_s : config.deadline.deadline_for(bytes);
-  op->deadline = after(op->timeout_s);
+  op->watched = std::make_shared<WatchedOp>();
+  OpSummary& summary = op->watched->summary;
+  summary.seq = ++next_seq;
+  summary.kind = kind;
+  summary.bytes = bytes;
+  summary.tag = options.tag ? options.tag : "";
+  op->watched->timeout_s =
+      options.timeout_s >= 0 ? options.timeout_s : config.deadline.deadline_for(bytes);
+  op->watched->deadline = after(op->watched->timeout_s);
   op->keep_alive = std::move(keep_alive);
-  progress->issued.store(op->summary.seq);
-  recorder.enqueued(op->summary.seq, to_string(kind), to_string(dtype), bytes, op->summary.tag);
+  progress->issued.store(summary.seq);
+  recorder.enqueued(summary.seq, to_string(kind), to_string(dtype), bytes, summary.tag);
+  // Watched before any NCCL call: a launch that blocks in the driver is still held to its deadline.
+  if (watch) watch->add(op->watched);
   // The NCCL stream starts once the compute stream has written the inputs.
   SLIMTRAIN_CHECK_CUDA(cudaEventRecord(op->ready.get(), compute_stream(device)));
   SLIMTRAIN_CHECK_CUDA(cudaStreamWaitEvent(stream, op->ready.get(), 0));
-  recorder.started(op->summary.seq);
+  recorder.started(summary.seq);
   // All pieces in one group, enqueued back to back. A failing piece still closes the group:
   // an open group would silently batch every later NCCL call of this thread.
   SLIMTRAIN_CHECK_NCCL(ncclGroupStart());
@@ -160,27 +243,22 @@ std::shared_ptr<NcclOp> NcclState::launch(OpKind kind, std::size_t bytes, DType 
     enqueue_pieces();
   } catch (const Error& e) {
     ncclGroupEnd();
-    abort(e.what());
+    fail(std::current_exception(), e.what());
     throw;
   }
   const ncclResult_t ended = ncclGroupEnd();
   if (ended != ncclSuccess && ended != ncclInProgress) {
-    abort(std::string("ncclGroupEnd failed: ") + ncclGetErrorString(ended));
-    SLIMTRAIN_THROW(CommError, name, " ", op->summary.describe(),
-                    ": ncclGroupEnd failed: ", ncclGetErrorString(ended));
+    const std::string what = detail::concat(name, " ", summary.describe(),
+                                            ": ncclGroupEnd failed: ", ncclGetErrorString(ended));
+    const auto error = std::make_exception_ptr(CommError(what, __FILE__, __LINE__));
+    fail(error, what);
+    std::rethrow_exception(error);
   }
   outstanding.push_back(op);
   pending = op;
   try_enqueued(*op);  // usually at once; else later, without holding this thread up
   publish_current();
   return op;
-}
-
-TimeoutError NcclState::timeout(NcclOp& op) {
-  TimeoutError error = missed_deadline({name, id, op.summary, op.timeout_s}, *inspector,
-                                       config.deadline.grace_s, recorder);
-  abort(error.what());
-  return error;
 }
 
 }  // namespace slimtrain::comm::impl

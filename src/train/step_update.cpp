@@ -43,7 +43,11 @@ void StepUpdate::decided() {
 
 void StepUpdate::settle() {
   if (!flags_) return;
-  if (const std::optional<StepOutcome> outcome = flags_->learn()) learned(*outcome);
+  const std::optional<StepOutcome> outcome = flags_->learn();
+  // The read waited for the device; an aborted communicator lets it return with the flags of a
+  // reduction that never completed: the failure, kept before the abort, is thrown instead.
+  s_.data_plane->throw_if_failed();
+  if (outcome) learned(*outcome);
 }
 
 void StepUpdate::learned(const StepOutcome& outcome) {

@@ -57,10 +57,16 @@ class Trainer {
   void forward_backward(const data::Batch& b, bool poison_loss, std::int64_t micro,
                         std::int64_t micro_batches);
   void after_step(const StepDecision& d, bool log_now);
-  /** @brief Before anything reads the weights: the device's step learned, the gathers waited. */
+  /**
+   * @brief Before anything reads the weights: the device's step learned, the gathers waited, and
+   * every data-plane operation ended. A failed or aborted one throws here, so no checkpoint or
+   * evaluation ever holds the results of a reduction that did not complete (a step-late read
+   * resumes after an abort).
+   */
   void settle() {
     update_->settle();
     s_->settle_weights();
+    s_->data_plane->settle();
   }
   nlohmann::json rank_times();
   int stop_for_requeue();

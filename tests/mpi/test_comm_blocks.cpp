@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "mpi_runtime.hpp"
 #include "slimtrain/comm/data_plane.hpp"
@@ -125,4 +126,56 @@ TEST(DataPlaneBlocks, FingerprintCountsBlockOperations) {
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0].kind, OpKind::reduce_scatter);
   EXPECT_EQ(log[0].count, static_cast<std::uint64_t>(4 * n));
+}
+
+// settle(): what a checkpoint waits for (issue 54). Operations issued and never waited have all
+// ended when it returns.
+TEST(DataPlaneSettle, WaitsForEveryOperationIssued) {
+  const int n = rt().size();
+  auto p = plane(256);
+  std::vector<torch::Tensor> ts;
+  for (int i = 0; i < 5; ++i) {
+    ts.push_back(torch::full({1000 + i}, static_cast<float>(i)));
+    p->all_reduce_async(ts.back(), ReduceOp::sum);
+  }
+  p->settle();
+  for (int i = 0; i < 5; ++i)
+    EXPECT_TRUE(torch::equal(ts[i], torch::full({1000 + i}, static_cast<float>(i * n)))) << i;
+  EXPECT_NO_THROW(p->throw_if_failed());
+}
+
+// A late rank in an operation nobody waited for: settle() throws the report naming it within the
+// deadline, and keeps throwing after the operation drained, so no later checkpoint holds it.
+TEST(DataPlaneSettle, ALateOperationFailsSettleFromThenOn) {
+  const int n = rt().size(), r = rt().rank();
+  const int late = n - 1;
+  auto p = plane(0, 1.0);
+  torch::Tensor t = torch::ones({64});
+  comm::OpOptions options;
+  options.tag = "late";
+  options.timeout_s = 1.0;
+  if (r == late) std::this_thread::sleep_for(std::chrono::seconds(3));
+  p->all_reduce_async(t, ReduceOp::sum, options);  // not waited: the step went on
+  const auto start = std::chrono::steady_clock::now();
+  if (r == late) {
+    EXPECT_NO_THROW(p->settle());
+    EXPECT_TRUE(torch::equal(t, torch::full({64}, static_cast<float>(n))));
+  } else {
+    try {
+      p->settle();
+      ADD_FAILURE() << "settle() returned although rank " << late << " slept 3 s";
+    } catch (const TimeoutError& e) {
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_LE(took, 1.0 + 2.0 + 0.5);
+      EXPECT_EQ(e.missing_ranks(), std::vector<int>{late});
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // the late operation drains meanwhile
+    EXPECT_THROW(p->settle(), TimeoutError) << "the failure is kept";
+    EXPECT_THROW(p->throw_if_failed(), TimeoutError);
+  }
+  // The engine still matches operations across ranks (the job would end; a test may go on).
+  torch::Tensor u = torch::ones({8});
+  p->all_reduce(u, ReduceOp::sum, {10.0, "after"});
+  EXPECT_TRUE(torch::equal(u, torch::full({8}, static_cast<float>(n))));
 }

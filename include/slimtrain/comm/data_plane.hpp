@@ -29,6 +29,8 @@ class Runtime;
 
 namespace slimtrain::comm {
 
+struct PlaneFailure;
+
 /** @brief One operation a rank issued on its data plane, as desync reports name it. */
 struct IssuedOp {
   std::uint64_t seq = 0;
@@ -83,6 +85,26 @@ class DataPlane {
   std::shared_ptr<Work> all_gather_async(const torch::Tensor& input, const torch::Tensor& output,
                                          const OpOptions& options = {});
 
+  /**
+   * @brief Returns once every operation issued here so far has ended, each within its deadline;
+   * throws the plane's failure otherwise (TimeoutError naming the ranks, CommError). Called
+   * before anything reads the weights to write or evaluate them: a checkpoint never holds the
+   * results of an operation that failed or was aborted. On a GPU the host waits for the device
+   * here (once per checkpoint or evaluation, never in a steady step).
+   *
+   * A failure is kept: once an operation of this plane has failed or missed its deadline (its
+   * wait threw, or the NCCL watchdog found it), settle() and throw_if_failed() throw it from then
+   * on, even after the late operation drained (the MPI engine lets it, matched across ranks): a
+   * data-plane failure ends training, and nothing written after it may hold its results.
+   */
+  void settle();
+  /**
+   * @brief Throws the failure this plane has seen so far, kept or found by its backend (the
+   * NCCL watchdog's); never waits. A value the host reads back from the device after an abort
+   * (the step's flags, a step late) is acted on only after this.
+   */
+  void throw_if_failed() const;
+
   /** @brief Running hash of every operation issued so far (equal on all ranks when in step). */
   std::uint64_t fingerprint() const;
   /** @brief Operations issued so far (the sequence number of the latest). */
@@ -101,7 +123,7 @@ class DataPlane {
   virtual void dump_flight_recorder() const = 0;
 
  protected:
-  explicit DataPlane(torch::Device device) : device_(device) {}
+  explicit DataPlane(torch::Device device);
   virtual std::shared_ptr<Work> start_all_reduce(const torch::Tensor& t, DType dtype, ReduceOp op,
                                                  const OpOptions& options) = 0;
   virtual std::shared_ptr<Work> start_broadcast(const torch::Tensor& t, DType dtype, int root,
@@ -112,8 +134,16 @@ class DataPlane {
   virtual std::shared_ptr<Work> start_all_gather(const torch::Tensor& input,
                                                  const torch::Tensor& output, DType dtype,
                                                  const OpOptions& options) = 0;
+  /** @brief After every operation was waited for: the host waits until they have ended (NCCL:
+   * their end events, under the watchdog's deadlines); MPI's waits already did. */
+  virtual void settle_issued() {}
+  /** @brief Throws what the backend found by itself (the NCCL watchdog); never waits. */
+  virtual void throw_if_backend_failed() const {}
 
  private:
+  class TrackedWork;
+  /** @brief `work` as the caller gets it: a failure in its wait is kept; unsettled until waited. */
+  std::shared_ptr<Work> track(std::shared_ptr<Work> work);
   DType check(const torch::Tensor& t, const char* what) const;
   /** @brief Both tensors checked, of one dtype, `blocks` = input.numel() / output.numel(). */
   DType check_blocks(const torch::Tensor& blocks, const torch::Tensor& block,
@@ -125,6 +155,8 @@ class DataPlane {
   std::uint64_t fingerprint_ = 0x736c696d74726169ull;  // "slimtrai"
   std::uint64_t issued_ = 0;
   std::deque<IssuedOp> log_;
+  std::shared_ptr<PlaneFailure> failure_;
+  std::vector<std::shared_ptr<TrackedWork>> unsettled_;  // issued, not yet waited: settle() waits
 };
 
 /**
