@@ -348,8 +348,8 @@ CT=skip
 # After a failed build, still run what got built (missing test programs show as Not Run).
 if want ctest && { [ "$BLD" = 0 ] || [ -x "$B/tests/gpu/gpu_devices" ] || [ -x "$B/tests/gpu/gpu_comm" ]; }; then
   tg=$(budget 150 40)
-  log "build gpu_devices gpu_comm, timeout ${tg}s"
-  timeout "$tg" cmake --build "$B" -j "$JOBS" --target gpu_devices gpu_comm -- -k 0 >>"$OUT/build.log" 2>&1
+  log "build gpu_devices gpu_comm gpu_step_ahead_copy, timeout ${tg}s"
+  timeout "$tg" cmake --build "$B" -j "$JOBS" --target gpu_devices gpu_comm gpu_step_ahead_copy -- -k 0 >>"$OUT/build.log" 2>&1
   log "gpu test build rc $?"
   tc=$(budget 240 5)
   : >"$OUT/ctest.log"

@@ -25,3 +25,8 @@ slimtrain_add_gtest(NAME unit_grad_sink TIER unit TIMEOUT 30
   SOURCES test_grad_sink.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(unit_grad_sink)
+# The GPU step's step-ahead batch copy, ordered as the caching allocator needs (step_ahead_copy.hpp).
+slimtrain_add_gtest(NAME unit_step_ahead_copy TIER unit TIMEOUT 30
+  SOURCES test_step_ahead_copy.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(unit_step_ahead_copy)
