@@ -1,5 +1,7 @@
 #include "slimtrain/train/session.hpp"
 
+#include <cstdlib>
+
 #include "slimtrain/comm/flight_recorder.hpp"
 #include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
@@ -96,8 +98,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, s.shard, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
   if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
-  // Built-in linear layers form their weight gradients in the buckets (grad_pieces.cpp).
-  s.model->set_grad_sink(s.sync->sink());
+  // Built-in linear layers form their weight gradients in the buckets (grad_pieces.cpp), on CPU.
+  s.grad_sink = choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK"));
+  if (s.grad_sink.on) s.model->set_grad_sink(s.sync->sink());
   if (s.shards) {
     s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
     if (cfg.overlap_gather == "auto")
@@ -204,6 +207,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"grad_compression", cfg.grad_compression},
                              {"shard", to_string(s.shard)},
                              {"overlap_gather", s.gather_overlap.on},
+                             {"grad_sink", s.grad_sink.on},
                              {"device", s.device.describe()},
                              {"precision", s.precision.precision},
                              {"device_step", s.device_step},

@@ -30,4 +30,15 @@ OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard) {
   return {true, "GPU compute leaves the CPU to issue NCCL work during backward"};
 }
 
+OverlapChoice choose_grad_sink(bool gpu, const char* forced) {
+  const std::string force = forced ? forced : "";
+  if (force == "on") return {true, "SLIMTRAIN_GRAD_SINK=on"};
+  if (force == "off") return {false, "SLIMTRAIN_GRAD_SINK=off"};
+  if (!force.empty())
+    SLIMTRAIN_THROW(ConfigError, "SLIMTRAIN_GRAD_SINK must be on or off, not '", force, "'");
+  if (gpu)
+    return {false, "on a GPU autograd's one weight-gradient product per layer (not row blocks)"};
+  return {true, "on a CPU weight gradients are made in row blocks where they belong"};
+}
+
 }  // namespace slimtrain::train

@@ -70,6 +70,9 @@ struct Session {
   std::unique_ptr<data::TrainLoader> loader;
   std::unique_ptr<GradientSync> sync;
   OverlapChoice overlap;
+  /** @brief Whether built-in linear layers hand their weight gradients to the sync (sync_choice).
+   */
+  OverlapChoice grad_sink;
   /** @brief --overlap-gather resolved: the weights gathered during the next forward (--shard). */
   OverlapChoice gather_overlap;
   PrecisionChoice precision;  ///< --precision resolved for this model and device

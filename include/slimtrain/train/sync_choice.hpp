@@ -34,4 +34,13 @@ const char* to_string(GradCompression c);
  */
 OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard = ShardMode::none);
 
+/**
+ * @brief Whether built-in linear layers form their weight gradients in the buckets, a block of
+ * rows at a time (grad_pieces.cpp), instead of autograd's whole product. On a CPU yes: the whole
+ * never exists (memory), at the same speed. On a GPU no: 512 small products for a 4096 x 4096
+ * layer where one large one fills the device. `forced` (SLIMTRAIN_GRAD_SINK=on|off, a measuring
+ * knob: bench/gpu's mlp-grad-sink row) overrides; anything else there is a ConfigError.
+ */
+OverlapChoice choose_grad_sink(bool gpu, const char* forced);
+
 }  // namespace slimtrain::train
