@@ -20,6 +20,7 @@ training it: bench/gpu trains that file with slimtrain (the torchscript row).
 """
 import argparse
 import os
+import socket
 import sys
 import time
 import warnings
@@ -150,7 +151,10 @@ def main():
         return
 
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29531")
+    if "MASTER_PORT" not in os.environ:  # a free port: a run cut short may leave its port taken
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            os.environ["MASTER_PORT"] = str(s.getsockname()[1])
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=0, world_size=1)
     model = DistributedDataParallel(model.to(device),
                                     device_ids=[device.index or 0] if device.type == "cuda" else None)
