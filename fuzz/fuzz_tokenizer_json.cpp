@@ -6,11 +6,11 @@
 #include <string>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/hf_tokenizer.hpp"
+#include "slimtrain/tokenize/hf_tokenizer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    const auto t = slimtrain::data::HfTokenizer::parse(
+    const auto t = slimtrain::tokenize::HfTokenizer::parse(
         std::string(reinterpret_cast<const char*>(data), size), "fuzz/tokenizer.json");
     std::int64_t full = 0;
     t.encode({"Hello, WORLD! caf\xc3\xa9 \xe5\x8c\x97\xe4\xba\xac [MASK] \xff\t\n"}, 0, full);

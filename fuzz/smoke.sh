@@ -2,8 +2,9 @@
 # CI smoke run of every fuzz target: builds fuzz/ alone with clang-14 into BUILD_DIR, writes the
 # seed corpus with fuzz/seeds.sh (from real files: it needs the slimtrain binary) and runs each
 # target for SECONDS_PER_TARGET (default 10). A crash fails the run and leaves its input as
-# BUILD_DIR/crash-<target>-*. Exits 77 (skipped) without clang-14 or libclang-rt-14-dev (which
-# provides libFuzzer).
+# BUILD_DIR/crash-<target>-*; a target that does not run at all (a binary a killed build left
+# half linked) is a build failure, said as such. Exits 77 (skipped) without clang-14 or
+# libclang-rt-14-dev (which provides libFuzzer).
 #   fuzz/smoke.sh BUILD_DIR [SECONDS_PER_TARGET] [SLIMTRAIN_BIN] [TARGET...]
 set -u
 src=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +23,24 @@ fi
 mkdir -p "$build"
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+# A run killed while linking leaves a target's binary half written and not executable, with a
+# time stamp newer than its objects, so make would not link it again: such a binary is removed
+# first. After the build every target must run (-help=1); one that cannot is a build failure.
+runs() { [ -x "$1" ] && "$1" -help=1 >/dev/null 2>&1; }
+for target in "${targets[@]}"; do
+  [ ! -e "$build/fuzz_$target" ] || [ -x "$build/fuzz_$target" ] || rm -f "$build/fuzz_$target"
+done
 cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -40 "$build.build.log"; exit 1; }
+for target in "${targets[@]}"; do
+  runs "$build/fuzz_$target" && continue
+  rm -f "$build/fuzz_$target"  # linked again from scratch, once
+  cmake --build "$build" --target "fuzz_$target" >>"$build.build.log" 2>&1
+  runs "$build/fuzz_$target" || {
+    echo "FAIL fuzz_$target: the build left no binary that runs ($(ls -l "$build/fuzz_$target" 2>&1));" \
+      "a build failure, not a crash: $build.build.log"
+    exit 1
+  }
+done
 rm -rf "$build/seeds"
 "$src/seeds.sh" "$bin" "$build/seeds" || { echo "FAIL fuzz/seeds.sh could not write the seeds"; exit 1; }
 
@@ -60,9 +78,17 @@ for target in "${targets[@]}"; do
   # Fork mode exits 70 after the findings it went past: those are judged one by one below.
   # Inputs whose probe child died without a stack are kept here, and judged below.
   rm -rf "$build/unjudged" && mkdir -p "$build/unjudged"
-  if FUZZ_HDF5_UNJUDGED_DIR=$build/unjudged "$build/fuzz_$target" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
-       -timeout=20 "${mode[@]}" -artifact_prefix="$build/crash-$target-" "$corpus" \
-       "$build/seeds/$target" >"$build/$target.log" 2>&1 || [ ${#mode[@]} -gt 0 ]; then
+  FUZZ_HDF5_UNJUDGED_DIR=$build/unjudged "$build/fuzz_$target" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 \
+    -timeout=20 "${mode[@]}" -artifact_prefix="$build/crash-$target-" "$corpus" \
+    "$build/seeds/$target" >"$build/$target.log" 2>&1
+  rc=$?
+  # 126 and 127 are the shell's: the binary did not start (replaced under this run, say).
+  if [ "$rc" -eq 126 ] || [ "$rc" -eq 127 ]; then
+    echo "FAIL fuzz_$target could not be started (exit $rc: $(tail -1 "$build/$target.log")):" \
+      "a build failure, not a crash"
+    status=1
+    continue
+  elif [ "$rc" -eq 0 ] || [ ${#mode[@]} -gt 0 ]; then
     grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs|^#[0-9]+: cov: .* exec/s" "$build/$target.log" | tail -1
   else
     echo "FAIL fuzz_$target found a crash:"

@@ -10,6 +10,7 @@
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
 #include "slimtrain/data/hdf5_handle.hpp"
+#include "slimtrain/data/hdf5_rows.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/runtime/heap.hpp"
@@ -22,7 +23,7 @@ class BlockAppender {
  public:
   BlockAppender(hid_t file, const std::string& name, hid_t file_type, std::int64_t rows,
                 std::int64_t cols, const std::string& where)
-      : where_(where + ", dataset /" + name), cols_(cols) {
+      : where_(where + ", dataset /" + name) {
     const std::array<hsize_t, 2> dims{static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
     const int rank = cols > 0 ? 2 : 1;
     data::Hid space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where_));
@@ -35,17 +36,7 @@ class BlockAppender {
     const torch::Tensor rows = block.contiguous();
     const std::int64_t n = rows.size(0);
     if (n == 0) return;
-    const std::array<hsize_t, 2> start{static_cast<hsize_t>(next_row_), 0};
-    const std::array<hsize_t, 2> count{static_cast<hsize_t>(n), static_cast<hsize_t>(cols_)};
-    const int rank = cols_ > 0 ? 2 : 1;
-    data::Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset_), where_));
-    SLIMTRAIN_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr,
-                                             count.data(), nullptr),
-                         where_);
-    data::Hid mem_space(
-        SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, count.data(), nullptr), where_));
-    SLIMTRAIN_CHECK_HDF5(
-        H5Dwrite(dataset_, mem_type, mem_space, file_space, H5P_DEFAULT, rows.data_ptr()), where_);
+    data::write_rows(dataset_, mem_type, next_row_, n, rows.data_ptr(), where_);
     next_row_ += n;
   }
 
@@ -53,7 +44,6 @@ class BlockAppender {
 
  private:
   std::string where_;
-  std::int64_t cols_;
   data::Hid dataset_;
   std::int64_t next_row_ = 0;
 };

@@ -10,7 +10,6 @@
 #include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
-#include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
@@ -19,6 +18,7 @@
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/device_setup.hpp"
+#include "slimtrain/train/model_process.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
 
 namespace slimtrain::cli {
@@ -130,7 +130,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
 }  // namespace
 
 int run_eval_job(const EvalJobConfig& c) {
-  data::start_model_process(c.data, c.io_timeout_s);  // before MPI starts
+  train::start_model_process(c.data, c.io_timeout_s);  // before MPI starts
   runtime::Runtime rt;
   comm::CommConfig cc;
   cc.deadline.base_s = c.deadline_s;

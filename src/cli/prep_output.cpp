@@ -13,6 +13,7 @@
 #include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/core/file_io.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/hdf5_rows.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/watchdog.hpp"
 
@@ -72,24 +73,7 @@ Hid RowWriter::create(hid_t parent, const std::string& name, hid_t file_type,
 
 void RowWriter::write_rows(hid_t dataset, hid_t memory_type, std::int64_t begin, std::int64_t count,
                            const void* data) const {
-  Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where_));
-  const int rank = H5Sget_simple_extent_ndims(file_space);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
-  std::vector<hsize_t> start(dims.size(), 0);
-  start[0] = static_cast<hsize_t>(begin);
-  dims[0] = static_cast<hsize_t>(count);
-  Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where_));
-  if (count == 0) {
-    H5Sselect_none(file_space);
-    H5Sselect_none(memory_space);
-  } else {
-    SLIMTRAIN_CHECK_HDF5(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr,
-                                             dims.data(), nullptr),
-                         where_);
-  }
-  SLIMTRAIN_CHECK_HDF5(H5Dwrite(dataset, memory_type, memory_space, file_space, transfer_, data),
-                       where_);
+  data::write_rows(dataset, memory_type, begin, count, data, where_, transfer_);
 }
 
 void write_output_atomically(comm::ControlPlane& control, MPI_Comm io_comm,

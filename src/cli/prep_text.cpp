@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "slimtrain/cli/hf_text_defaults.hpp"
 #include "slimtrain/cli/prep_output.hpp"
 #include "slimtrain/cli/shared_input.hpp"
 #include "slimtrain/cli/text_labels.hpp"
@@ -11,18 +12,17 @@
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
-#include "slimtrain/data/hf_tokenizer.hpp"
 #include "slimtrain/data/shard.hpp"
 #include "slimtrain/data/text_check.hpp"
 #include "slimtrain/data/text_table.hpp"
-#include "slimtrain/data/tokenizer.hpp"
+#include "slimtrain/tokenize/tokenizer.hpp"
 
 namespace slimtrain::cli {
 namespace {
 
 using data::Hid;
 using data::TextTable;
-using data::Tokenizer;
+using tokenize::Tokenizer;
 
 // What a split's records held that the tokenizer reads as <unk>, or that was cut: counted over
 // this rank's share, the first record of each kept ("" when none).
@@ -114,7 +114,7 @@ void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& s
 }
 
 // Rank 0 trains on the training rows (the ones --skip-bad would keep) and sends the bytes.
-std::string train_tokenizer(const TextSplit& train, const data::TokenizerTraining& training,
+std::string train_tokenizer(const TextSplit& train, const tokenize::TokenizerTraining& training,
                             bool skip_bad) {
   std::vector<std::string> texts;
   texts.reserve(train.rows.size());
@@ -127,14 +127,14 @@ std::string train_tokenizer(const TextSplit& train, const data::TokenizerTrainin
   }
   std::size_t bytes = 0;
   for (const std::string& text : texts) bytes += text.size();
-  if (bytes > data::kTrainingSampleBytes)
+  if (bytes > tokenize::kTrainingSampleBytes)
     log::info("prep text: the training texts hold ", bytes >> 20,
               " MiB: the tokenizer learns from an even sample of ",
-              data::kTrainingSampleBytes >> 20, " MiB of them");
+              tokenize::kTrainingSampleBytes >> 20, " MiB of them");
   log::info("prep text: training a ", training.type, " tokenizer of ",
             training.vocab_size > 0
                 ? std::to_string(training.vocab_size) + " pieces"
-                : "as many pieces as they fill, up to " + std::to_string(data::kAutoVocabulary),
+                : "as many pieces as they fill, up to " + std::to_string(tokenize::kAutoVocabulary),
             " on ", texts.size(), " training texts");
   return Tokenizer::train(texts, training).bytes();
 }
@@ -253,7 +253,7 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
   if (!cl.has("text-column"))
     SLIMTRAIN_THROW(ConfigError, "--text-column is required for 'prep text'");
   const data::TextColumns columns = text_columns(cl);
-  data::TokenizerTraining training;
+  tokenize::TokenizerTraining training;
   training.vocab_size = cl.get<std::int64_t>("vocab-size");
   if (training.vocab_size != 0)
     require_range<std::int64_t>("--vocab-size", training.vocab_size, 8, 1 << 20);
@@ -325,18 +325,13 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
                       " has no separator piece (<sep>, [SEP] or </s>) to join the two "
                       "--text-column texts of a pair");
   });
-  if (tokenizer->kind() == "huggingface" && !cl.has("max-length")) {
-    std::string source;  // the model's own limit, as transformers' truncation=True
-    const std::int64_t n = data::hf_default_max_length(cl.get<std::string>("tokenizer"), source);
-    if (n > 0) {
-      text.max_length = n;
-      log::info_rank0("prep text: --max-length ", n, " from ", source);
-    }
+  if (tokenizer->kind() == "huggingface") {
+    const HfTextDefaults defaults =
+        hf_text_defaults(cl.get<std::string>("tokenizer"), cl.has("max-length"),
+                         columns.text.size() == 2, tokenizer->type_count());
+    if (defaults.max_length > 0) text.max_length = defaults.max_length;
+    text.token_types = defaults.token_types;
   }
-
-  if (tokenizer->kind() == "huggingface" && columns.text.size() == 2)
-    text.token_types =
-        data::hf_pair_types(cl.get<std::string>("tokenizer"), tokenizer->type_count());
 
   comm::on_all_ranks(control, [&] {
     for (TextSplit& s : splits)

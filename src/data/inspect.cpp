@@ -5,33 +5,11 @@
 #include <iomanip>
 #include <mutex>
 
-#include "slimtrain/core/check_hdf5.hpp"
+#include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/hdf5_rows.hpp"
 
 namespace slimtrain::data {
-namespace {
-
-// Reads `rows` rows of a dataset starting at `begin` (caller holds the lock).
-void read_rows(hid_t dataset, hid_t memory_type, std::int64_t begin, std::int64_t rows,
-               std::int64_t row_elements, void* out, const std::string& where) {
-  Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
-  const int rank = H5Sget_simple_extent_ndims(file_space);
-  std::vector<hsize_t> start(static_cast<std::size_t>(rank), 0),
-      count(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(file_space, count.data(), nullptr);
-  start[0] = static_cast<hsize_t>(begin);
-  count[0] = static_cast<hsize_t>(rows);
-  SLIMTRAIN_CHECK_HDF5(
-      H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-      where);
-  const hsize_t n = static_cast<hsize_t>(rows * row_elements);
-  Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(1, &n, nullptr), where));
-  SLIMTRAIN_CHECK_HDF5(H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
-                       where);
-}
-
-}  // namespace
-
 std::vector<std::int64_t> label_histogram(const DatasetInfo& info, const std::string& split) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   Hid file = open_hdf5_read_only(info.path);
@@ -44,7 +22,7 @@ std::vector<std::int64_t> label_histogram(const DatasetInfo& info, const std::st
   for (std::int64_t begin = 0; begin < n; begin += block) {
     const std::int64_t rows = std::min(block, n - begin);
     labels.resize(static_cast<std::size_t>(rows));
-    read_rows(y, H5T_NATIVE_INT64, begin, rows, 1, labels.data(), info.path + ": " + name);
+    read_rows(y, H5T_NATIVE_INT64, begin, rows, labels.data(), info.path + ": " + name);
     for (std::int64_t i = 0; i < rows; ++i) {
       const std::int64_t label = labels[static_cast<std::size_t>(i)];
       if (label < 0 || label >= info.num_classes) {
@@ -124,7 +102,7 @@ void inspect_dataset(const std::string& path, bool validate, std::ostream& out) 
       for (std::int64_t begin = 0; begin < s.size; begin += block) {
         const std::int64_t rows = std::min(block, s.size - begin);
         values.resize(static_cast<std::size_t>(rows * elements));
-        read_rows(x, H5T_NATIVE_FLOAT, begin, rows, elements, values.data(), path + ": " + name);
+        read_rows(x, H5T_NATIVE_FLOAT, begin, rows, values.data(), path + ": " + name);
         for (std::size_t k = 0; k < values.size(); ++k) {
           if (!std::isfinite(values[k])) {
             SLIMTRAIN_THROW(DataError, path, ": ", name, " row ",

@@ -7,6 +7,7 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hdf5_attributes.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/hdf5_rows.hpp"
 #include "slimtrain/data/inspect.hpp"
 
 namespace slimtrain::data {
@@ -15,15 +16,8 @@ namespace {
 std::vector<std::int64_t> read_int64s(hid_t file, const std::string& path, const std::string& name,
                                       std::int64_t begin, std::int64_t count) {
   Hid data = open_dataset(file, path, name);
-  Hid space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(data), path + ": " + name));
-  const hsize_t start = static_cast<hsize_t>(begin), n = static_cast<hsize_t>(count);
-  SLIMTRAIN_CHECK_HDF5(H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, nullptr, &n, nullptr),
-                       path + ": " + name);
-  Hid memory(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(1, &n, nullptr), path + ": " + name));
   std::vector<std::int64_t> out(static_cast<std::size_t>(count));
-  if (count > 0)
-    SLIMTRAIN_CHECK_HDF5(H5Dread(data, H5T_NATIVE_INT64, memory, space, H5P_DEFAULT, out.data()),
-                         path + ": " + name);
+  read_rows(data, H5T_NATIVE_INT64, begin, count, out.data(), path + ": " + name);
   return out;
 }
 

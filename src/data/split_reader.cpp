@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <mutex>
 
-#include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/hdf5_file.hpp"
+#include "slimtrain/data/hdf5_rows.hpp"
 #include "slimtrain/data/layout_probe.hpp"
 
 namespace slimtrain::data {
@@ -42,21 +42,7 @@ void SplitReader::read(hid_t dataset, hid_t memory_type, std::int64_t begin, std
                     " read after its file was closed (held in memory)");
   const std::string where = path_ + ": /" + split_ + (dataset == x_.get() ? "/x" : "/y");
   note_hdf5_read(where, " rows ", begin, "..", begin + count);
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
-  Hid file_space(SLIMTRAIN_CHECK_HDF5(H5Dget_space(dataset), where));
-  const int rank = H5Sget_simple_extent_ndims(file_space);
-  std::vector<hsize_t> start(static_cast<std::size_t>(rank), 0),
-      dims(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
-  start[0] = static_cast<hsize_t>(begin);
-  dims[0] = static_cast<hsize_t>(count);
-  SLIMTRAIN_CHECK_HDF5(
-      H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr),
-      where);
-  Hid memory_space(SLIMTRAIN_CHECK_HDF5(H5Screate_simple(rank, dims.data(), nullptr), where));
-  SLIMTRAIN_CHECK_HDF5(
-      H5Dread(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, out),
-      where + " rows " + std::to_string(begin) + ".." + std::to_string(begin + count));
+  read_rows(dataset, memory_type, begin, count, out, where);
 }
 
 void SplitReader::close_file() {

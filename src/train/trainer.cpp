@@ -12,7 +12,6 @@
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/data/batch_memory.hpp"
-#include "slimtrain/data/layout_probe.hpp"
 #include "slimtrain/eval/shard_pass.hpp"
 #include "slimtrain/model/autocast.hpp"
 #include "slimtrain/runtime/heap.hpp"
@@ -23,6 +22,7 @@
 #include "slimtrain/train/device_batches.hpp"
 #include "slimtrain/train/evaluation.hpp"
 #include "slimtrain/train/memory_report.hpp"
+#include "slimtrain/train/model_process.hpp"
 #include "slimtrain/train/nonfinite_steps.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/resume.hpp"
@@ -372,7 +372,7 @@ int Trainer::run() {
 }  // namespace
 
 int run_training(const TrainConfig& config) {
-  data::start_model_process(config.data, config.io_timeout_s);  // before MPI starts
+  start_model_process(config.data, config.io_timeout_s);  // before MPI starts
   runtime::Runtime rt;
   // The trainer outlives the guard: a failing rank prints and aborts before any of its parts
   // (communicators, loader threads) is torn down.

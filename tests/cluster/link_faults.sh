@@ -11,16 +11,9 @@
 # Skips (77) where namespaces cannot be made. About 60 s.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../e2e/lib.sh"
-source "$here/../e2e/train_lib.sh"
-source "$here/cluster.sh"
-why=$(cluster_can_run) || { echo "skipped: $why"; exit 77; }
+source "$here/train_lib.sh"
+cluster_train_work
 root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-train_data "$work" || { echo "FAIL test data"; exit 1; }
-D=$work/data.h5
 X=(-x OMP_NUM_THREADS)
 at_most() { awk -v x="$1" -v hi="$2" 'BEGIN { exit !(x <= hi) }' || { echo "  $1 > $2"; return 1; }; }
 at_least() { awk -v x="$1" -v lo="$2" 'BEGIN { exit !(x >= lo) }' || { echo "  $1 < $2"; return 1; }; }

@@ -7,15 +7,8 @@
 # cannot be made. About 60 s.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../e2e/lib.sh"
-source "$here/../e2e/train_lib.sh"
-source "$here/cluster.sh"
-why=$(cluster_can_run) || { echo "skipped: $why"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-train_data "$work" || { echo "FAIL test data"; exit 1; }
-D=$work/data.h5
+source "$here/train_lib.sh"
+cluster_train_work
 JOB=("${SMALL_JOB[@]}" --max-steps 48 --eval-every 12)
 # remote ranks get only what -x names (a fresh login environment, as over ssh)
 X=(-x OMP_NUM_THREADS)

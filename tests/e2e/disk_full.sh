@@ -8,10 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work
 MPI=(timeout 120 "$MPIEXEC" -np 2)
 recipe=(--data "$D" "${SMALL_JOB[@]}" --eval-every 0 --final-split none --checkpoint-every 10
   --max-steps 60)

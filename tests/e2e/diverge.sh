@@ -11,10 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work
 MPI=(timeout 120 "$MPIEXEC" -np 2)
 common=(--data "$D" --batch-size 16 --threads 1 --log-every 2 --schedule constant --optimizer sgd
   --momentum 0.9 --seed 7 --eval-every 0 --final-split none --resume none)

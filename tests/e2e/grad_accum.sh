@@ -9,11 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-work=$(mktemp -d)
 job=
-trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work '[ -n "$job" ] && kill_job'
 MPI=(timeout 120 "$MPIEXEC" -np 2)
 recipe=(--data "$D" --model mlp --mlp-widths 32,16 --threads 1 --log-every 10
   --schedule constant --optimizer sgd --lr 0.05 --momentum 0.9 --seed 42 --eval-every 0

@@ -22,6 +22,13 @@ nothing_left() {
   [ -z "$(ls -A "$d")" ] || { echo "  left behind: $(ls -A "$d")"; return 1; }
 }
 finish() { echo "$passes passed, $fails failed"; [ "$fails" -eq 0 ]; }
+# new_work [CLEANUP]: $work, a new temporary folder, removed when the script exits after the
+# command string CLEANUP where one is given (a job to kill, a cluster to stop).
+new_work() {
+  work=$(mktemp -d) || exit 1
+  # shellcheck disable=SC2064  # CLEANUP expanded now, $work at exit
+  trap "${1:+$1; }rm -rf \"\$work\"" EXIT
+}
 # timed COMMAND...: runs it like expect_rc's callers expect, leaving rc, out and the wall time
 # in seconds (integer) in $wall.
 timed() {

@@ -10,11 +10,7 @@
 # warning.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-work=$(mktemp -d)
-job=
-trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
-cd "$work" || exit 1
-make_data "$work" || { echo "cannot make the test data"; exit 1; }
+resume_work
 S=$SLIMTRAIN_BIN
 train() { "$MPIEXEC" -np 2 "$S" train --data data.h5 --threads 1 "$@"; }
 

@@ -28,6 +28,15 @@ EOF
     { echo "$log"; return 1; }
 }
 
+# resume_work: $job empty, new_work killing the job still running at exit (kill_job), and the
+# shell in $work, which holds make_data's data.h5.
+resume_work() {
+  job=
+  new_work '[ -n "$job" ] && kill_job'
+  cd "$work" || exit 1
+  make_data "$work" || { echo "cannot make the test data"; exit 1; }
+}
+
 # start_job LOG mpirun-args...: starts mpirun in a session of its own (so the whole job can be
 # killed as one process group) and sets $job to its pid.
 start_job() {

@@ -9,11 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-work=$(mktemp -d)
 job=
-trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work '[ -n "$job" ] && kill_job'
 np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
 recipe=(--data "$D" --model mlp --mlp-widths 32,16 --threads 1 --log-every 10 --batch-size 8
   --schedule constant --seed 42 --eval-every 0 --final-split none --bucket-mb 0.002 --resume auto)

@@ -7,11 +7,7 @@
 # it and passes TERM on without requeueing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-work=$(mktemp -d)
-job=
-trap '[ -n "$job" ] && kill_job; rm -rf "$work"' EXIT
-cd "$work" || exit 1
-make_data "$work" || { echo "cannot make the test data"; exit 1; }
+resume_work
 S=$SLIMTRAIN_BIN
 cfg=(--data data.h5 --threads 1 --model cnn-small --batch-size 16 --epochs 2 --lr 0.02
      --warmup-steps 4 --checkpoint-every 8 --eval-every 10 --log-every 4)

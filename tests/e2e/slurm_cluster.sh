@@ -61,6 +61,14 @@ KillWait=10
 EOF
 }
 
+# slurm_work: $work (open to the munge user, whose munged must reach its socket below), removed
+# with the cluster at exit, and a Slurm started in $work/slurm; else exit 77 saying why.
+slurm_work() {
+  new_work slurm_stop
+  chmod 755 "$work"
+  slurm_start "$work/slurm" || { echo "skipped: Slurm cannot run here: $slurm_skip_reason"; exit 77; }
+}
+
 slurm_start() {
   slurm_dir=$1
   slurm_skip_reason=$(slurm_missing) || return 77

@@ -11,13 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
 . "$(dirname "$0")/slurm_cluster.sh"
-work=$(mktemp -d)
-chmod 755 "$work"  # munged, running as user munge, must reach its socket below
-trap 'slurm_stop; rm -rf "$work"' EXIT
+slurm_work
 LAUNCHER=${SLURM_TEST_LAUNCHER:-srun}
-
-slurm_start "$work/slurm"
-[ $? -eq 0 ] || { echo "skipped: Slurm cannot run here: $slurm_skip_reason"; exit 77; }
 echo "Slurm up: $(sinfo -h -o '%P %t %N')"
 make_data "$work" 16 1024 || { echo "cannot make the test data"; exit 1; }
 

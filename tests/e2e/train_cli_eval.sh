@@ -4,10 +4,7 @@
 # reports what the trainer's final test evaluation reported.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work
 runs=$work/runs
 mkdir -p "$runs"
 

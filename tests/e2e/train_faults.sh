@@ -6,10 +6,7 @@
 # (after the agreement's deadline); a dead rank ends the job promptly.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work
 MPI=(timeout 120 "$MPIEXEC" -np 2)
 
 # A late rank at step 8 (3 s late, deadline 1 s), evaluations every 4 steps, checkpoints too.

@@ -25,6 +25,26 @@ EOF
     --test-y "$1/test-y.npy" --class-names a,b,c,d -o "$1/data.h5" >/dev/null
 }
 
+# train_work [CLEANUP]: new_work (CLEANUP as there), holding train_data's data set, $D.
+train_work() {
+  new_work "$@"
+  train_data "$work" || exit 1
+  D=$work/data.h5
+}
+
+# cuda_or_skip: one training step on cuda:0 over $work/data.h5 (out and rc left as expect_rc
+# leaves them); exits 77 with slimtrain's own reason where there is no usable GPU or no CUDA
+# LibTorch.
+cuda_or_skip() {
+  out=$("$MPIEXEC" -np 1 "$S" train --device cuda --out "$work/probe" --data "$work/data.h5" \
+    "${SMALL_JOB[@]}" --max-steps 1 2>&1)
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -q -e "no usable GPU" -e "built without CUDA" <<<"$out"; then
+    echo "skipped: $(grep -o -e 'no usable GPU.*' -e 'this slimtrain.*built without CUDA.*' <<<"$out" | head -1)"
+    exit 77
+  fi
+}
+
 # The small job every script trains (with --max-steps): mlp, 2 x 16 samples per step, one thread.
 SMALL_JOB=(--model mlp --mlp-widths 32,16 --batch-size 16 --threads 1 --log-every 4)
 

@@ -6,10 +6,7 @@
 # slower than --collective-timeout (a slow file system) is waited for under the I/O deadline.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-D=$work/data.h5
+train_work
 host=$(hostname)
 
 for np in 2 4; do

@@ -7,16 +7,8 @@
 # own reason where there is no usable GPU or no CUDA LibTorch.
 . "$SLIMTRAIN_SOURCE_DIR/tests/e2e/lib.sh"
 . "$SLIMTRAIN_SOURCE_DIR/tests/e2e/train_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
-out=$("$MPIEXEC" -np 1 "$S" train --device cuda --out "$work/probe" --data "$work/data.h5" \
-  "${SMALL_JOB[@]}" --max-steps 1 2>&1)
-rc=$?
-if [ "$rc" -eq 2 ] && grep -q -e "no usable GPU" -e "built without CUDA" <<<"$out"; then
-  echo "skipped: $(grep -o -e 'no usable GPU.*' -e 'this slimtrain.*built without CUDA.*' <<<"$out" | head -1)"
-  exit 77
-fi
+train_work
+cuda_or_skip
 "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/torchscript_models.py" "$work" 1 8 8 4 >/dev/null || exit 1
 steady=(--data "$work/data.h5" --batch-size 16 --threads 1 --max-steps 40 --log-every 1000
   --eval-every 0 --checkpoint-every 0 --final-split none --resume none --device cuda)

@@ -7,18 +7,9 @@
 . "$SLIMTRAIN_SOURCE_DIR/tests/e2e/lib.sh"
 . "$SLIMTRAIN_SOURCE_DIR/tests/e2e/train_lib.sh"
 . "$SLIMTRAIN_SOURCE_DIR/tests/e2e/resume_lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-train_data "$work" || exit 1
+train_work
 job=(--data "$work/data.h5" "${SMALL_JOB[@]}" --max-steps 40 --eval-every 20 --checkpoint-every 20)
-
-out=$("$MPIEXEC" -np 1 "$S" train --device cuda --out "$work/probe" --data "$work/data.h5" \
-  "${SMALL_JOB[@]}" --max-steps 1 2>&1)
-rc=$?
-if [ "$rc" -eq 2 ] && grep -q -e "no usable GPU" -e "built without CUDA" <<<"$out"; then
-  echo "skipped: $(grep -o -e 'no usable GPU.*' -e 'this slimtrain.*built without CUDA.*' <<<"$out" | head -1)"
-  exit 77
-fi
+cuda_or_skip
 
 R=$work/fp32
 check "training on cuda:0" expect_rc 0 timeout 300 "$MPIEXEC" -np 1 "$S" train --device cuda --out "$R" "${job[@]}"

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "mpi_runtime.hpp"
+#include "replicas.hpp"
 #include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/model/classifier.hpp"
 #include "slimtrain/runtime/runtime.hpp"
@@ -22,25 +23,9 @@ namespace st = slimtrain::train;
 
 namespace {
 
+using slimtrain_test::flatten;
 using slimtrain_test::rt;
-
-std::vector<float> flatten(const std::vector<torch::Tensor>& tensors) {
-  std::vector<float> out;
-  for (const torch::Tensor& t : tensors) {
-    const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
-    out.insert(out.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-  }
-  return out;
-}
-
-// True on every rank when every rank's `values` equals rank 0's bit for bit.
-bool same_on_every_rank(const std::vector<float>& values) {
-  std::vector<float> root = values;
-  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  int same = std::memcmp(root.data(), values.data(), values.size() * sizeof(float)) == 0;
-  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return same != 0;
-}
+using slimtrain_test::same_on_every_rank;
 
 struct Case {
   const char* model;

@@ -8,11 +8,11 @@
 #include <mpi.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <string>
 
 #include "mpi_runtime.hpp"
+#include "replicas.hpp"
 #include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/model/classifier.hpp"
 #include "slimtrain/train/grad_sync.hpp"
@@ -23,24 +23,9 @@ namespace st = slimtrain::train;
 namespace fs = std::filesystem;
 
 namespace {
+using slimtrain_test::flatten;
 using slimtrain_test::rt;
-
-std::vector<float> flatten(const std::vector<torch::Tensor>& tensors) {
-  std::vector<float> out;
-  for (const torch::Tensor& t : tensors) {
-    const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
-    out.insert(out.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-  }
-  return out;
-}
-
-bool same_on_every_rank(const std::vector<float>& values) {
-  std::vector<float> root = values;
-  MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  int same = std::memcmp(root.data(), values.data(), values.size() * sizeof(float)) == 0;
-  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return same != 0;
-}
+using slimtrain_test::same_on_every_rank;
 
 // The modules, written once by rank 0; "" with the reason in `why` when python3-torch is missing.
 std::string models_dir(std::string& why) {

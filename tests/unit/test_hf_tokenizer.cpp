@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "slimtrain/data/hf_tokenizer.hpp"
+#include "slimtrain/tokenize/hf_tokenizer.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::tokenize {
 namespace {
 
 using Ids = std::vector<std::int32_t>;
@@ -105,4 +105,4 @@ TEST(HfTokenizer, UnigramWithSentencePieceRules) {
 }
 
 }  // namespace
-}  // namespace slimtrain::data
+}  // namespace slimtrain::tokenize

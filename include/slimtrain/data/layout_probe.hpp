@@ -30,14 +30,6 @@ struct ProbeOptions {
  */
 void probe_data_file(const std::string& path, const ProbeOptions& options);
 
-/**
- * @brief The start of a process that runs a model over `path` (train, eval), before MPI_Init
- * starts threads: freed memory stays in one heap (runtime::keep_freed_memory: threads would take
- * arenas of their own), then the file is probed (a fork after MPI_Init is unsafe with some
- * interconnects, RDMA) under --io-timeout.
- */
-void start_model_process(const std::string& path, double io_timeout_s);
-
 /** @brief Rows past this size are not read by the probe: one row of a [N, 2^31] float file is
  * 8 GiB. */
 inline constexpr std::size_t kMaxProbedRowBytes = std::size_t{1} << 26;

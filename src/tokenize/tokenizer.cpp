@@ -1,4 +1,4 @@
-#include "slimtrain/data/tokenizer.hpp"
+#include "slimtrain/tokenize/tokenizer.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -8,10 +8,10 @@
 #include <mutex>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/detail/sentencepiece_module.hpp"
-#include "slimtrain/data/hf_tokenizer.hpp"
+#include "slimtrain/tokenize/detail/sentencepiece_module.hpp"
+#include "slimtrain/tokenize/hf_tokenizer.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::tokenize {
 namespace {
 
 // The module beside the binary (an installed copy) or where this build put it.
@@ -247,4 +247,4 @@ std::int64_t Tokenizer::separator_id() const {
   return -1;
 }
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::tokenize

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace slimtrain::data {
+namespace slimtrain::tokenize {
 
 namespace detail {
 class SentencePieceModule;
@@ -104,4 +104,4 @@ class Tokenizer {
   std::string bytes_;
 };
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::tokenize

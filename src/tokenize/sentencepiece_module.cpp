@@ -1,11 +1,11 @@
 // libslimtrain_sentencepiece.so: SentencePiece behind detail::SentencePieceModule. Built as a
 // module of its own and opened with dlopen (see sentencepiece_module.hpp for why).
-#include "slimtrain/data/detail/sentencepiece_module.hpp"
+#include "slimtrain/tokenize/detail/sentencepiece_module.hpp"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
-namespace slimtrain::data::detail {
+namespace slimtrain::tokenize::detail {
 namespace {
 
 // Hands the trainer the texts one by one, without a file on disk.
@@ -53,9 +53,9 @@ class Module : public SentencePieceModule {
 };
 
 }  // namespace
-}  // namespace slimtrain::data::detail
+}  // namespace slimtrain::tokenize::detail
 
-extern "C" __attribute__((visibility("default"))) slimtrain::data::detail::SentencePieceModule*
+extern "C" __attribute__((visibility("default"))) slimtrain::tokenize::detail::SentencePieceModule*
 slimtrain_make_sentencepiece_module() {
-  return new slimtrain::data::detail::Module();
+  return new slimtrain::tokenize::detail::Module();
 }

@@ -6,7 +6,7 @@
  */
 #include <string>
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 
 /** @brief Code points of UTF-8 `text`; an invalid byte sequence reads as U+FFFD. */
 std::u32string decode_utf8(const std::string& text);
@@ -32,4 +32,4 @@ bool is_word_character(char32_t c);
 /** @brief The CJK ideograph blocks BERT's normalizer surrounds with spaces. */
 bool is_cjk(char32_t c);
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

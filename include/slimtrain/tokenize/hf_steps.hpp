@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 
 class Precompiled;
 class Regex;
@@ -131,4 +131,4 @@ const std::string& gpt2_pattern();
 /** @brief `text`'s UTF-8 bytes as GPT-2's printable characters, one per byte. */
 std::u32string byte_level(const std::u32string& text);
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/hf_steps.hpp"
-#include "slimtrain/data/hf_unicode.hpp"
+#include "slimtrain/tokenize/hf_steps.hpp"
+#include "slimtrain/tokenize/hf_unicode.hpp"
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 namespace {
 
 // SentencePiece's penalty below the lowest score for a character no piece covers.
@@ -128,4 +128,4 @@ void Unigram::tokenize(const std::u32string& word, std::vector<std::int32_t>& id
   }
 }
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

@@ -1,13 +1,13 @@
-#include "slimtrain/data/hf_steps.hpp"
+#include "slimtrain/tokenize/hf_steps.hpp"
 
 #include <algorithm>
 #include <cctype>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/hf_precompiled.hpp"
-#include "slimtrain/data/hf_unicode.hpp"
+#include "slimtrain/tokenize/hf_precompiled.hpp"
+#include "slimtrain/tokenize/hf_unicode.hpp"
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 namespace {
 
 std::string type_of(const nlohmann::json& j, const std::string& where, const char* section) {
@@ -345,4 +345,4 @@ void WordPiece::tokenize(const std::u32string& word, std::vector<std::int32_t>& 
   }
 }
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 
 class Precompiled {
  public:
@@ -27,4 +27,4 @@ class Precompiled {
   std::string where_;
 };
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

@@ -6,10 +6,10 @@
 #include <mutex>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/hf_steps.hpp"
-#include "slimtrain/data/hf_unicode.hpp"
+#include "slimtrain/tokenize/hf_steps.hpp"
+#include "slimtrain/tokenize/hf_unicode.hpp"
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 namespace {
 
 std::u16string utf16(const std::u32string& text) {
@@ -180,4 +180,4 @@ void Bpe::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) c
   }
 }
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

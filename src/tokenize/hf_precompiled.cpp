@@ -1,13 +1,13 @@
-#include "slimtrain/data/hf_precompiled.hpp"
+#include "slimtrain/tokenize/hf_precompiled.hpp"
 
 #include <unicode/ubrk.h>
 
 #include <memory>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/data/hf_unicode.hpp"
+#include "slimtrain/tokenize/hf_unicode.hpp"
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 namespace {
 
 std::string from_base64(const std::string& text, const std::string& where) {
@@ -148,4 +148,4 @@ std::u32string Precompiled::apply(const std::u32string& text) const {
   return out;
 }
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace slimtrain::data::detail {
+namespace slimtrain::tokenize::detail {
 
 /** @brief One SentencePiece processor. Methods return "" on success, else the error. */
 class SentencePieceModule {
@@ -37,4 +37,4 @@ class SentencePieceModule {
 using MakeSentencePieceModule = SentencePieceModule* (*)();
 inline constexpr const char* kMakeSentencePieceModule = "slimtrain_make_sentencepiece_module";
 
-}  // namespace slimtrain::data::detail
+}  // namespace slimtrain::tokenize::detail

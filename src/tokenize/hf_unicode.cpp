@@ -1,4 +1,4 @@
-#include "slimtrain/data/hf_unicode.hpp"
+#include "slimtrain/tokenize/hf_unicode.hpp"
 
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
@@ -10,7 +10,7 @@
 
 #include "slimtrain/core/error.hpp"
 
-namespace slimtrain::data::hf {
+namespace slimtrain::tokenize::hf {
 namespace {
 
 std::u16string to_utf16(const std::u32string& text) {
@@ -173,4 +173,4 @@ bool is_cjk(char32_t c) {
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-}  // namespace slimtrain::data::hf
+}  // namespace slimtrain::tokenize::hf

@@ -1,4 +1,4 @@
-#include "slimtrain/data/hf_tokenizer.hpp"
+#include "slimtrain/tokenize/hf_tokenizer.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,10 +7,10 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
-#include "slimtrain/data/hf_steps.hpp"
-#include "slimtrain/data/hf_unicode.hpp"
+#include "slimtrain/tokenize/hf_steps.hpp"
+#include "slimtrain/tokenize/hf_unicode.hpp"
 
-namespace slimtrain::data {
+namespace slimtrain::tokenize {
 namespace {
 
 struct AddedToken {
@@ -340,7 +340,9 @@ bool hf_pair_types(const std::string& tokenizer_json, std::int64_t type_count) {
   return true;
 }
 
-std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::string& source) {
+std::int64_t hf_default_max_length(
+    const std::string& tokenizer_json, std::string& source,
+    const std::function<std::int64_t(const nlohmann::json& config)>& positions) {
   std::filesystem::path config_path, model_path;
   const nlohmann::json config = read_beside(tokenizer_json, "tokenizer_config.json", config_path);
   constexpr std::int64_t kNoLimit = std::int64_t{1} << 30;
@@ -353,12 +355,8 @@ std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::strin
     }
   }
   const nlohmann::json model = read_beside(tokenizer_json, "config.json", model_path);
-  if (model.is_object() && model.contains("max_position_embeddings") &&
-      model["max_position_embeddings"].is_number_integer()) {
-    std::int64_t n = model["max_position_embeddings"].get<std::int64_t>();
-    const std::string type = model.value("model_type", std::string());
-    if (type == "roberta" || type == "xlm-roberta")
-      n -= model.value("pad_token_id", std::int64_t{1}) + 1;
+  if (model.is_object()) {
+    const std::int64_t n = positions(model);
     if (n > 0) {
       source = model_path.string() + " (max_position_embeddings)";
       return n;
@@ -367,4 +365,4 @@ std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::strin
   return 0;
 }
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::tokenize

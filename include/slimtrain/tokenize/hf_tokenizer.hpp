@@ -12,11 +12,13 @@
  * maximum length, longest first, counting the special tokens.
  */
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-namespace slimtrain::data {
+namespace slimtrain::tokenize {
 
 class HfTokenizer {
  public:
@@ -57,11 +59,14 @@ class HfTokenizer {
 
 /**
  * @brief The longest sample the model beside a tokenizer.json takes: tokenizer_config.json's
- * model_max_length, else config.json's max_position_embeddings (RoBERTa's less its offset);
- * 0 when neither says (transformers writes a huge model_max_length for "no limit"). `source`
- * names the file and key it came from.
+ * model_max_length, else what `positions` makes of the config.json beside it (the model
+ * registry's answer: RoBERTa's max_position_embeddings less its offset, say); 0 when neither says
+ * (transformers writes a huge model_max_length for "no limit"). `source` names the file and key
+ * it came from.
  */
-std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::string& source);
+std::int64_t hf_default_max_length(
+    const std::string& tokenizer_json, std::string& source,
+    const std::function<std::int64_t(const nlohmann::json& config)>& positions);
 
 /**
  * @brief Whether pairs get token_type_ids: the model beside a tokenizer.json reads token types,
@@ -71,4 +76,4 @@ std::int64_t hf_default_max_length(const std::string& tokenizer_json, std::strin
  */
 bool hf_pair_types(const std::string& tokenizer_json, std::int64_t type_count);
 
-}  // namespace slimtrain::data
+}  // namespace slimtrain::tokenize
