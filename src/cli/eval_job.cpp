@@ -112,6 +112,14 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   eval::ShardPredictions mine;
   if (!c.predictions.empty()) what.predictions = &mine;
   const eval::EvalOutcome o = eval::evaluate_split(what, control);
+  if (!o.ok && o.input_error) {
+    // Bad input: exit 2 on every rank, printed by the ranks that saw it.
+    DataError error(o.input_error_message.empty() ? "another rank's evaluation input failed"
+                                                  : o.input_error_message,
+                    __FILE__, __LINE__);
+    if (o.input_error_message.empty()) error.mark_told_by_peer();
+    throw error;
+  }
   if (!o.ok) SLIMTRAIN_THROW(CommError, "evaluation failed: ", o.reason);
   if (!c.predictions.empty()) {
     predictions.split = c.split;

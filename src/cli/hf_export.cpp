@@ -10,6 +10,7 @@
 #include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
+#include "slimtrain/model/hf/registry.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -30,15 +31,9 @@ const char* const kCompanionFiles[] = {"tokenizer.json",
 
 nlohmann::json exported_config(const model::ModelSpec& spec,
                                const std::vector<std::string>& class_names) {
+  // The config.json kept, its architectures the one the registry exports this model_type as.
   nlohmann::json config = nlohmann::json::parse(spec.hf_config);
-  const std::string type = config.value("model_type", "bert");
-  config["architectures"] = {type == "roberta"       ? "RobertaForSequenceClassification"
-                             : type == "xlm-roberta" ? "XLMRobertaForSequenceClassification"
-                             : type == "vit"         ? "ViTForImageClassification"
-                             : type == "qwen2"       ? "Qwen2ForSequenceClassification"
-                             : type == "llama"       ? "LlamaForSequenceClassification"
-                             : type == "distilbert"  ? "DistilBertForSequenceClassification"
-                                                     : "BertForSequenceClassification"};
+  config["architectures"] = {model::hf::config_of(spec).architecture().export_name};
   nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
   for (std::int64_t i = 0; i < spec.num_classes; ++i) {
     const auto at = static_cast<std::size_t>(i);

@@ -9,20 +9,25 @@
 namespace slimtrain::eval {
 namespace {
 
-// Only after a failed agreement: which ranks were late or failed, as a MAX over 0/1 flags.
+// Only after a failed agreement: which ranks were late or failed, as a MAX over 0/1 flags, and
+// whether any rank's failure was its input (one more flag in the same reduction).
 std::vector<int> gather_late_ranks(comm::ControlPlane& control, bool i_failed,
-                                   const std::vector<int>& i_saw_missing, double timeout_s) {
-  std::vector<std::int64_t> flags(static_cast<std::size_t>(control.size()), 0);
+                                   const std::vector<int>& i_saw_missing, bool input_error,
+                                   double timeout_s, bool& any_input_error) {
+  const auto size = static_cast<std::size_t>(control.size());
+  std::vector<std::int64_t> flags(size + 1, 0);
   if (i_failed) flags[static_cast<std::size_t>(control.rank())] = 1;
   for (int r : i_saw_missing)
     if (r >= 0 && r < control.size()) flags[static_cast<std::size_t>(r)] = 1;
+  flags[size] = input_error ? 1 : 0;
   comm::OpOptions options;
   options.timeout_s = timeout_s;
   options.tag = "eval-late-ranks";
   flags = control.all_reduce(std::move(flags), comm::ReduceOp::max, options);
   std::vector<int> late;
-  for (std::size_t r = 0; r < flags.size(); ++r)
+  for (std::size_t r = 0; r < size; ++r)
     if (flags[r]) late.push_back(static_cast<int>(r));
+  any_input_error = flags[size] != 0;
   return late;
 }
 
@@ -40,8 +45,17 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
     std::string local_problem;
     std::vector<int> missing;
     EvalStats stats(num_classes);
+    outcome.input_error_message.clear();
     try {
       stats = local_pass(batch);
+    } catch (const ConfigError& e) {  // the data or the model: retrying cannot help
+      outcome.input_error_message = e.what();
+      local_problem = std::string("local evaluation failed: ") + e.what();
+      stats = EvalStats(num_classes);
+    } catch (const DataError& e) {
+      outcome.input_error_message = e.what();
+      local_problem = std::string("local evaluation failed: ") + e.what();
+      stats = EvalStats(num_classes);
     } catch (const std::exception& e) {
       // This rank still takes part in the reduction (with empty statistics) so that every rank
       // issues the same collectives; its failure is voted down in agree().
@@ -73,12 +87,13 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
       outcome.late_ranks.clear();
       break;
     }
-    outcome.late_ranks =
-        gather_late_ranks(comm, !local_problem.empty() && missing.empty() && reduced, missing,
-                          policy.agree_timeout_s);
+    outcome.late_ranks = gather_late_ranks(
+        comm, !local_problem.empty() && missing.empty() && reduced, missing,
+        !outcome.input_error_message.empty(), policy.agree_timeout_s, outcome.input_error);
     outcome.reason = local_problem.empty()
                          ? "another rank was late or failed in the evaluation reduction"
                          : local_problem;
+    if (outcome.input_error) break;  // the same input fails again, whatever the batch
     if (attempt < policy.retries) {
       log::warn("evaluation attempt ", attempt + 1, " failed (", outcome.reason,
                 "); retrying with batch ", std::max<std::int64_t>(1, batch / 2));

@@ -1,11 +1,12 @@
 #include "slimtrain/model/classifier.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/cnn_bn.hpp"
 #include "slimtrain/model/cnn_small.hpp"
-#include "slimtrain/model/hf_classifier.hpp"
+#include "slimtrain/model/hf/registry.hpp"
 #include "slimtrain/model/mlp.hpp"
 #include "slimtrain/model/text_models.hpp"
 #include "slimtrain/model/torchscript.hpp"
@@ -80,12 +81,17 @@ std::array<std::int64_t, 3> pooled_image_shape(const ModelSpec& spec) {
   return shape;
 }
 
+namespace {
+template <class Model>
+std::shared_ptr<ClassifierImpl> build(const ModelSpec& spec) {
+  return std::make_shared<Model>(spec);
+}
+}  // namespace
+
 std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
-  const bool named = spec.name == "torchscript" || spec.name == "text-bow" ||
-                     spec.name == "text-transformer" || spec.name == "hf";
-  if (spec.input_shape.empty() && !named) {  // named inputs have none
+  const ModelKind& kind = model_kind(spec.name);
+  if (spec.input_shape.empty() && kind.takes == Takes::x)  // named inputs have none
     SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": the input shape is empty");
-  }
   for (const auto d : spec.input_shape) {
     if (d <= 0) {
       SLIMTRAIN_THROW(ConfigError, "--model ", spec.name, ": input shape ",
@@ -99,17 +105,19 @@ std::shared_ptr<ClassifierImpl> make_model(const ModelSpec& spec) {
   if (!(spec.label_smoothing >= 0.0 && spec.label_smoothing < 1.0)) {
     SLIMTRAIN_THROW(ConfigError, "--label-smoothing: ", spec.label_smoothing, " is outside [0, 1)");
   }
-  if (spec.name == "mlp") return std::make_shared<MlpImpl>(spec);
-  if (spec.name == "cnn-small") return std::make_shared<CnnSmallImpl>(spec);
-  if (spec.name == "cnn-bn") return std::make_shared<CnnBnImpl>(spec);
-  if (spec.name == "vit-tiny") return std::make_shared<VitTinyImpl>(spec);
-  if (spec.name == "text-bow") return std::make_shared<TextBowImpl>(spec);
-  if (spec.name == "text-transformer") return std::make_shared<TextTransformerImpl>(spec);
-  if (spec.name == "torchscript") return std::make_shared<TorchScriptClassifierImpl>(spec);
-  if (spec.name == "hf") return make_hf_model(spec);
-  SLIMTRAIN_THROW(ConfigError, "--model: unknown model '", spec.name,
-                  "' (choose mlp, cnn-small, cnn-bn, vit-tiny, text-bow, text-transformer, "
-                  "torchscript:PATH.pt or hf:DIR)");
+  // The builder of each kind in model_kind.hpp's table (which is free of LibTorch).
+  using Builder = std::shared_ptr<ClassifierImpl> (*)(const ModelSpec&);
+  static const std::map<std::string, Builder> builders = {
+      {"mlp", build<MlpImpl>},
+      {"cnn-small", build<CnnSmallImpl>},
+      {"cnn-bn", build<CnnBnImpl>},
+      {"vit-tiny", build<VitTinyImpl>},
+      {"text-bow", build<TextBowImpl>},
+      {"text-transformer", build<TextTransformerImpl>},
+      {"torchscript", build<TorchScriptClassifierImpl>},
+      {"hf", hf::build_model},
+  };
+  return builders.at(kind.name)(spec);
 }
 
 void ClassifierImpl::save_script(const std::string& path) {

@@ -1,6 +1,7 @@
 #include "slimtrain/model/model_option.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/model_kind.hpp"
 
 namespace slimtrain::model {
 
@@ -29,8 +30,12 @@ ModelChoice parse_model_option(const std::string& value, const std::string& opti
 }
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"mlp",      "cnn-small", "cnn-bn",
-                                              "vit-tiny", "text-bow",  "text-transformer"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> built_in;
+    for (const ModelKind& k : model_kinds())
+      if (k.built_in) built_in.push_back(k.name);
+    return built_in;
+  }();
   return names;
 }
 

@@ -8,22 +8,14 @@
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::model {
-namespace {
 
-template <typename Sizes>
-std::string shape_text(const Sizes& sizes) {
+std::string shape_text(const std::vector<std::int64_t>& sizes) {
   std::ostringstream out;
   out << '[';
-  bool first = true;
-  for (const auto s : sizes) {
-    out << (first ? "" : ",") << s;
-    first = false;
-  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) out << (i == 0 ? "" : ",") << sizes[i];
   out << ']';
   return out.str();
 }
-
-}  // namespace
 
 std::string format_bytes(std::uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -56,23 +48,8 @@ std::string ModelSpec::model_option() const {
 std::string ModelSpec::describe() const {
   std::ostringstream out;
   out << model_option() << " input " << shape_text(input_shape) << " classes " << num_classes;
-  if (name == "mlp") out << " widths " << shape_text(mlp_widths);
-  if (name == "cnn-bn") out << " width " << cnn_width << " layers " << cnn_layers;
-  if (name == "vit-tiny") {
-    out << " patch " << vit_patch << " dim " << vit_dim << " depth " << vit_depth << " heads "
-        << vit_heads;
-  }
-  if (name == "text-bow" || name == "text-transformer")
-    out << " vocab " << vocab_size << " dim " << text_dim;
-  if (name == "text-bow" && text_bigrams > 0) out << " bigram-buckets " << text_bigrams;
-  if (name == "text-transformer") out << " depth " << text_depth << " heads " << text_heads;
-  if (name == "hf" && !hf_config.empty()) {
-    const auto j = nlohmann::json::parse(hf_config, nullptr, false);
-    if (j.is_object())
-      out << " " << j.value("model_type", "?") << " hidden "
-          << j.value("hidden_size", j.value("dim", 0)) << " layers "
-          << j.value("num_hidden_layers", j.value("n_layers", 0));  // DistilBERT's names
-  }
+  const ModelKind* k = find_model_kind(name);
+  if (k != nullptr && k->describe != nullptr) k->describe(*this, out);
   if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
   return out.str();
 }
@@ -106,19 +83,8 @@ std::string ModelSpec::fingerprint() const {
                          {"name", name},
                          {"input_shape", input_shape},
                          {"num_classes", num_classes}};
-  if (name == "mlp") arch["mlp_widths"] = mlp_widths;
-  if (name == "cnn-bn") {
-    arch["cnn_width"] = cnn_width;
-    // Only when not 5, so checkpoints written before the option existed keep their fingerprint.
-    if (cnn_layers != kCnnLayersMin) arch["cnn_layers"] = cnn_layers;
-  }
-  if (name == "vit-tiny") {
-    arch["vit"] = {vit_patch, vit_dim, vit_depth, vit_heads};
-  }
-  if (name == "text-bow") arch["text"] = {vocab_size, text_dim, text_bigrams};
-  if (name == "text-transformer") arch["text"] = {vocab_size, text_dim, text_depth, text_heads};
-  if (name == "torchscript") arch["script"] = script_signature;  // not the path: files move
-  if (name == "hf") arch["hf"] = hf_config;                      // nor here
+  const ModelKind* k = find_model_kind(name);
+  if (k != nullptr && k->shape_fields != nullptr) k->shape_fields(*this, arch);
   const std::string text = arch.dump();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",

@@ -8,9 +8,9 @@
 #include "slimtrain/core/clock.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/eval/model_for_data.hpp"
 #include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
-#include "slimtrain/model/hf_config.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -25,17 +25,6 @@
 
 namespace slimtrain::train {
 namespace {
-
-model::ModelSpec model_spec(const TrainConfig& c, const data::DatasetInfo& info) {
-  model::ModelSpec spec = c.arch;
-  spec.set_model(c.model);
-  if (spec.name == "hf") spec.hf_config = model::load_hf_config(spec.hf_dir);
-  spec.input_shape = info.input_shape();
-  spec.num_classes = info.num_classes;
-  for (const data::InputInfo& in : info.inputs)
-    if (in.name == "input_ids") spec.vocab_size = in.vocab_size;
-  return spec;
-}
 
 // --chunk-mb 0 chooses between these by timing an all-reduce of kChunkProbeBytes with each.
 constexpr std::size_t kLargeChunk = 4u << 20, kSmallChunk = 1u << 20, kChunkProbeBytes = 8u << 20;
@@ -165,33 +154,13 @@ void match_inputs(Session& s) {
 
 void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
-  const std::string name = model::parse_model_option(cfg.model).name;
-  if (name == "hf") {  // its config says what it reads
-    eval::check_hf_inputs(model_spec(cfg, s.info), s.info);
-  } else {
-    const bool text = name == "text-bow" || name == "text-transformer";
-    if (s.info.named() && name != "torchscript" && !text)
-      SLIMTRAIN_THROW(
-          ConfigError, "--model ", cfg.model, ": ", s.info.path, " has named inputs (",
-          data::describe_inputs(s.info.inputs),
-          "), and built-in image and feature models read one input x; give a "
-          "TorchScript model (--model torchscript:FILE.pt) whose forward takes them by "
-          "name, text-bow or text-transformer for token sequences, or hf:DIR for a HuggingFace "
-          "checkpoint");
-    if (!s.info.named() && text)
-      SLIMTRAIN_THROW(ConfigError, "--model ", cfg.model,
-                      ": reads token sequences (input_ids) of "
-                      "a layout-2 file from prep text; ",
-                      s.info.path, " has one input x (layout 1)");
-  }
+  // Checked before anything is built: the file holds what this kind of model takes.
+  const model::ModelSpec spec = eval::model_for_data(cfg.arch, cfg.model, s.info);
   torch::manual_seed(cfg.seed);
-  s.model = model::make_model(model_spec(cfg, s.info));
+  s.model = model::make_model(spec);
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
-  if (s.spec.name == "hf" && s.rt.rank() == 0) {  // the initial broadcast gives the others
-    const eval::PretrainedLoad load = eval::load_pretrained_weights(*s.model, s.spec.hf_dir);
-    log::info("hf:", s.spec.hf_dir, ": ", load.loaded, " tensors loaded (", s.spec.describe(), ")");
-    if (!load.created.empty()) log::warn(eval::describe_created(load, s.spec.hf_dir));
-  }
+  if (s.spec.name == "hf" && s.rt.rank() == 0)  // the initial broadcast gives the others
+    eval::log_hf_load(eval::load_hf_weights(*s.model, s.spec.hf_dir), s.spec);
   if (s.model->trainable_parameters().empty())
     SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(),
                     ": the module has no trainable parameter (", model::parameter_count(*s.model),

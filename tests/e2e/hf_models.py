@@ -14,8 +14,11 @@ slimtrain's outputs checked against transformers' own forward, for hf_models.sh.
                                CLASS/*.png (the same kind of images as files); qwen2 (Qwen2ForSequenceClassification, 4 heads over 2
                                key-value heads), qwen2-tune (its usual initialisation), llama,
                                llama3 (Llama 3.1's rotary scaling), qwen2-linear (rope_scaling
-                               linear, as transformers 4 writes it) and qwen2-yarn (a kind not
-                               implemented)
+                               linear, as transformers 4 writes it), qwen2-yarn (a kind not
+                               implemented), qwen2-gelu, llama-relu and llama-bias (hidden_act
+                               gelu, relu and gelu_pytorch_tanh; attention_bias and mlp_bias);
+                               DIR/text37.h5 and roberta-37 (sequences of exactly its 37
+                               positions, which padding to a multiple of 8 passes)
   hf_models.py logits CKPT DATA SPLIT PRED.h5
                                /logits of PRED.h5 equal transformers' logits of CKPT (loaded in
                                float32, eval mode), sequence by sequence unpadded (images as
@@ -45,7 +48,9 @@ from transformers import (AutoModelForSequenceClassification, BertConfig, BertFo
 CLASSES = ["one", "two", "three", "four"]
 
 
-def write_data(path, rng):
+def write_data(path, rng, longest=40):
+    """Sequences of 1..longest tokens; below 40, the first four of each split are of exactly
+    `longest` tokens (a model whose limit that is must still take them, padded or not)."""
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "slimtrain"
         f.attrs["format_version"] = 2
@@ -54,8 +59,9 @@ def write_data(path, rng):
         for split, n in (("train", 512), ("test", 96)):
             labels = rng.integers(0, 4, n)
             sequences = []
-            for y in labels:
-                s = rng.integers(8, 120, rng.integers(1, 41))  # 1..40 tokens, none of 0..7
+            for i, y in enumerate(labels):
+                length = longest if longest < 40 and i < 4 else rng.integers(1, longest + 1)
+                s = rng.integers(8, 120, length)  # none of 0..7
                 s[rng.integers(0, len(s))] = 3 + y
                 sequences.append(s)
             ids = f.create_group(f"{split}/inputs/input_ids")
@@ -106,6 +112,13 @@ def make(d):
         max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, num_labels=4,
         initializer_range=0.3))
     roberta.save_pretrained(f"{d}/roberta")
+    # Issue 55: a model whose limit (39 - pad_token_id - 1 = 37 positions) a batch padded to a
+    # multiple of 8 passes; text37.h5 holds sequences of exactly 37 tokens.
+    write_data(f"{d}/text37.h5", np.random.default_rng(49), longest=37)
+    RobertaForSequenceClassification(RobertaConfig(
+        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=39, type_vocab_size=1, pad_token_id=1, num_labels=4,
+        initializer_range=0.3)).save_pretrained(f"{d}/roberta-37")
     DistilBertForSequenceClassification(DistilBertConfig(
         vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64,
         num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/distilbert")
@@ -142,6 +155,12 @@ def make(d):
                    num_labels=4, pad_token_id=0, initializer_range=0.3)
     Qwen2ForSequenceClassification(Qwen2Config(**decoder)).save_pretrained(f"{d}/qwen2")
     LlamaForSequenceClassification(LlamaConfig(**decoder)).save_pretrained(f"{d}/llama")
+    # Issue 55: hidden_act honoured by the decoders, and Llama's attention_bias (o_proj's too)
+    # and mlp_bias built.
+    Qwen2ForSequenceClassification(Qwen2Config(**decoder, hidden_act="gelu")).save_pretrained(f"{d}/qwen2-gelu")
+    LlamaForSequenceClassification(LlamaConfig(**decoder, hidden_act="gelu_pytorch_tanh", attention_bias=True,
+                                               mlp_bias=True)).save_pretrained(f"{d}/llama-bias")
+    LlamaForSequenceClassification(LlamaConfig(**decoder, hidden_act="relu")).save_pretrained(f"{d}/llama-relu")
     # Llama 3.1's rotary scaling, sized so that the head's 4 frequencies fall in all three of its
     # bands (kept, blended, stretched); and the linear kind, as a transformers 4 file writes it.
     LlamaForSequenceClassification(LlamaConfig(**decoder, rope_parameters=dict(

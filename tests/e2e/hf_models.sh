@@ -10,8 +10,11 @@
 # - fine-tuning BERT at np 2 learns the marker tokens; resumed at np 1 it goes on; `export --hf`
 #   loads with from_pretrained, with the data's id2label, and predicts what eval wrote;
 # - Qwen2 and Llama (grouped-query attention, rotary positions, RMSNorm, SwiGLU, the score on
-#   the last real token), Llama 3.1's rotary scaling and the linear kind: transformers' logits
+#   the last real token), Llama 3.1's rotary scaling and the linear kind, hidden_act gelu, relu
+#   and gelu_pytorch_tanh, Llama's attention_bias and mlp_bias: transformers' logits
 #   sequence by sequence and in batches padded right and left; yarn is exit 2 naming it; Qwen2 fine-tuned at np 2 learns and its export loads in transformers;
+# - RoBERTa with sequences of exactly its positions, batches padded past them: transformers'
+#   logits; sequences longer than that: exit 2 naming --max-length (np 1 and 2);
 # - ViT: transformers' logits on a layout-1 image file's x as pixel_values; fine-tuned at np 2
 #   it learns; its export loads in transformers; a ViT on token sequences and BERT on images are
 #   exit 2 naming what each reads.
@@ -51,7 +54,7 @@ check "an unknown tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:
 check "  naming it" contains "holds tensor bert.encoder.layer.0.adapter.weight (\[4,4\]), which no part of"
 check "a model_type without a native module: exit 2" expect_rc 2 "$S" train --data "$D" \
   --model "hf:$work/gpt2" --max-steps 1 --out "$work/x"
-check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, xlm-roberta, distilbert, vit, qwen2 and llama)"
+check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, xlm-roberta, camembert, distilbert, vit, qwen2 and llama)"
 check "no config.json: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/nowhere"
 check "  naming the file" contains "nowhere/config.json cannot be read"
 check "hf: with --checkpoint: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert" \
@@ -77,12 +80,20 @@ check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data
   --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
 check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
 
-for m in qwen2 llama llama3 qwen2-linear; do
+for m in qwen2 llama llama3 qwen2-linear qwen2-gelu llama-relu llama-bias; do
   check "$m: eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
     --predictions "$work/p-$m.h5" --threads 1
   check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
   check "  and in batches padded right and left" "$PY2" "$models" padded "$work/$m" "$D" test "$work/p-$m.h5"
 done
+check "sequences of exactly the model's 37 positions (RoBERTa, batches padded past them)" expect_rc 0 \
+  "$S" eval --data "$work/text37.h5" --model "hf:$work/roberta-37" --predictions "$work/p-37.h5" --threads 1
+check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/roberta-37" "$work/text37.h5" test "$work/p-37.h5"
+check "  at np 2 too" expect_rc 0 np 2 "$S" eval --data "$work/text37.h5" --model "hf:$work/roberta-37" --threads 1
+check "sequences past its positions: exit 2, not a communication error" expect_rc 2 "$S" eval \
+  --data "$D" --model "hf:$work/roberta-37" --threads 1
+check "  naming the limit and --max-length" contains "past the model's 37 positions; cut them in prep (--max-length 37)"
+check "  at np 2 too" expect_rc 2 np 2 "$S" eval --data "$D" --model "hf:$work/roberta-37" --threads 1
 check "a rotary scaling not implemented (yarn): exit 2" expect_rc 2 "$S" eval --data "$D" \
   --model "hf:$work/qwen2-yarn"
 check "  naming it and the kinds there are" contains "qwen2-yarn/config.json: rotary positions of type yarn are not implemented (default, linear and llama3)"
@@ -116,5 +127,5 @@ check "a ViT on token sequences: exit 2" expect_rc 2 "$S" eval --data "$D" --mod
 check "  naming what it reads" contains "a ViT reads images, a layout-1 file's x"
 check "BERT on images: exit 2" expect_rc 2 "$S" train --data "$work/images.h5" --model "hf:$work/bert" \
   --max-steps 1 --out "$work/x"
-check "  naming what it reads" contains "reads input_ids of a layout-2 file from prep text"
+check "  naming what it reads" contains "reads token sequences (input_ids) of a layout-2 file from prep text"
 finish

@@ -12,3 +12,9 @@ slimtrain_add_gtest(NAME unit_attention TIER unit TIMEOUT 60
   SOURCES test_attention.cpp
   LIBS slimtrain_model)
 slimtrain_use_torch(unit_attention)
+
+# The HuggingFace architectures' registry: configs parsed once into each one's struct (hf/).
+slimtrain_add_gtest(NAME unit_hf_registry TIER unit TIMEOUT 60
+  SOURCES test_hf_registry.cpp
+  LIBS slimtrain_model)
+slimtrain_use_torch(unit_hf_registry)

@@ -30,6 +30,10 @@ struct EvalOutcome {
   Metrics metrics;
   std::string reason;           ///< why it was skipped ("" when ok)
   std::vector<int> late_ranks;  ///< ranks that were late or failed
+  /** @brief Some rank's local pass failed on its input (a DataError or ConfigError: a sequence
+   * past the model's positions, say), not on time or a peer; not retried. */
+  bool input_error = false;
+  std::string input_error_message;  ///< this rank's, when it was one of them
   int attempts = 0;
   std::int64_t batch_size = 0;   ///< batch of the last attempt
   std::uint64_t bytes_sent = 0;  ///< payload this rank passed to the communicator

@@ -6,13 +6,19 @@
  * parser (and its fuzz target) fills one.
  */
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "slimtrain/model/model_kind.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::model {
+
+namespace hf {
+struct HfConfig;
+}
 
 /** @brief Which model to build and the shapes it sees; saved with every checkpoint. */
 struct ModelSpec {
@@ -40,12 +46,20 @@ struct ModelSpec {
   // hf only (--model hf:DIR):
   std::string hf_dir;     ///< where the checkpoint was read from (weights come from there once)
   std::string hf_config;  ///< its config.json, canonical JSON: checkpoints need no DIR after
+  /**
+   * @brief hf_config parsed by its architecture (hf/config.hpp), once: set where the config is
+   * read (eval/model_for_data.hpp), or from the kept text on first use (hf::config_of). Not
+   * saved: hf_config is what a checkpoint keeps.
+   */
+  mutable std::shared_ptr<const hf::HfConfig> hf;
 
   /**
    * @brief Sets name (and script_path) from a --model value: mlp, cnn-small, cnn-bn, vit-tiny or
    * torchscript:PATH; ConfigError naming `option` otherwise.
    */
   void set_model(const std::string& value, const std::string& option = "--model");
+  /** @brief What kind of model name names (model_kind.hpp). */
+  const ModelKind& kind() const { return model_kind(name); }
   /** @brief "cnn-small", "torchscript:PATH" or "hf:DIR": the --model value that builds this. */
   std::string model_option() const;
   /** @brief One line, e.g. "cnn-small input [1,28,28] classes 10". */
@@ -61,6 +75,9 @@ struct ModelSpec {
    */
   std::string fingerprint() const;
 };
+
+/** @brief "[1,28,28]" */
+std::string shape_text(const std::vector<std::int64_t>& sizes);
 
 /** @brief "1.0 MiB", "816 B": sizes in messages people read. */
 std::string format_bytes(std::uint64_t bytes);

@@ -1,7 +1,7 @@
 #pragma once
 /**
- * @brief What every model that reads token sequences (text_models.hpp, hf_bert.hpp,
- * hf_decoder.hpp) takes from a batch of named inputs, and how it refuses the two calls that give
+ * @brief What every model that reads token sequences (text_models.hpp, hf/bert.hpp,
+ * hf/decoder.hpp) takes from a batch of named inputs, and how it refuses the two calls that give
  * it no sequences: forward(x) and export --embeddings.
  */
 #include <string>
