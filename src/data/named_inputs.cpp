@@ -29,6 +29,12 @@ InputType type_of(hid_t dataset, const std::string& where, bool allow_u8) {
 void read_attributes(hid_t object, const std::string& where, InputInfo& in) {
   if (has_attribute(object, "pad_id", where))
     in.pad_id = read_int_attribute(object, "pad_id", where);
+  if (has_attribute(object, "row_size", where)) {
+    in.row_size = read_int_attribute(object, "row_size", where);
+    if (!in.ragged || in.row_size < 1)
+      SLIMTRAIN_THROW(DataError, where, ": row_size ", in.row_size,
+                      " (values per row) belongs on a ragged input and is at least 1");
+  }
   if (has_attribute(object, "vocab_size", where)) {
     in.vocab_size = read_int_attribute(object, "vocab_size", where);
     if (!in.integer() || in.vocab_size < 1)

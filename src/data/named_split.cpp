@@ -113,6 +113,14 @@ NamedSplit::NamedSplit(const DatasetInfo& info, const std::string& split)
         SLIMTRAIN_THROW(DataError, where, "/offsets row ", r, ": the sequence ends at ",
                         in.offsets[static_cast<std::size_t>(r + 1)], " before it starts at ",
                         in.offsets[static_cast<std::size_t>(r)], " (offsets must not decrease)");
+    if (in_info.row_size > 1)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t n =
+            in.offsets[static_cast<std::size_t>(r + 1)] - in.offsets[static_cast<std::size_t>(r)];
+        if (n % in_info.row_size != 0)
+          SLIMTRAIN_THROW(DataError, where, "/offsets row ", r, ": ", n,
+                          " values are not whole rows of row_size ", in_info.row_size);
+      }
     if (in.offsets.back() != values)
       SLIMTRAIN_THROW(DataError, where, "/offsets: the last offset is ", in.offsets.back(),
                       " but values holds ", values, " elements");
@@ -197,6 +205,7 @@ std::pair<torch::Tensor, torch::Tensor> NamedSplit::ragged(const Input& in,
                                                            std::int64_t max_length,
                                                            const BatchForm& form) const {
   const InputInfo& info = in.info;
+  if (info.row_size > 1) max_length = 0;  // rows (an image's patches) are never cut
   std::int64_t longest = 0;
   for (std::int64_t i = 0; i < count; ++i) {
     const auto r = static_cast<std::size_t>(rows[i]);

@@ -17,6 +17,10 @@ slimtrain_add_e2e(NAME e2e_predictions COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/predi
 # --model hf:DIR: BERT and RoBERTa checkpoints against transformers' logits, damaged ones refused,
 # fine-tuning at np 2, resume at np 1, export --hf loaded by from_pretrained.
 slimtrain_add_e2e(NAME e2e_hf_models COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_models.sh
+                  TIMEOUT 600 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+# --model hf:DIR for Qwen2-VL and Qwen2.5-VL: transformers' logits (both key layouts, windows,
+# several images), fine-tuning at np 2, resume at np 1, export --hf loaded in transformers.
+slimtrain_add_e2e(NAME e2e_hf_vl COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_vl.sh
                   TIMEOUT 300 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
 # prep text --tokenizer tokenizer.json: the tokenizers library's ids on hard texts, pairs and
 # cuts; unimplemented components refused; a BERT checkpoint fine-tuned on what it tokenized.

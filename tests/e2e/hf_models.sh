@@ -54,7 +54,7 @@ check "an unknown tensor: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:
 check "  naming it" contains "holds tensor bert.encoder.layer.0.adapter.weight (\[4,4\]), which no part of"
 check "a model_type without a native module: exit 2" expect_rc 2 "$S" train --data "$D" \
   --model "hf:$work/gpt2" --max-steps 1 --out "$work/x"
-check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, xlm-roberta, camembert, distilbert, vit, qwen2 and llama)"
+check "  naming it" contains "gpt2/config.json: model_type \"gpt2\" has no native module in slimtrain (it has bert, roberta, xlm-roberta, camembert, distilbert, vit, qwen2, llama, qwen2_vl and qwen2_5_vl)"
 check "no config.json: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/nowhere"
 check "  naming the file" contains "nowhere/config.json cannot be read"
 check "hf: with --checkpoint: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/bert" \

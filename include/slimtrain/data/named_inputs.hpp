@@ -27,6 +27,9 @@ struct InputInfo {
   std::vector<float> mean, std;
   std::int64_t pad_id = 0;      ///< what pads a ragged input of integers
   std::int64_t vocab_size = 0;  ///< integer inputs: ids must lie in [0, vocab_size); 0: undeclared
+  /** @brief A ragged input of rows (an image's patches, a grid's 3 numbers): the values of one
+   * row; a sample holds whole rows, and --max-length never cuts it. 1: a token sequence. */
+  std::int64_t row_size = 1;
   bool integer() const { return type == InputType::i32 || type == InputType::i64; }
   std::int64_t sample_elements() const;
 };

@@ -26,7 +26,7 @@ std::string HfConfig::describe() const {
 }
 
 void read_base(const ConfigReader& r, HfConfig& c) {
-  c.model_type = r.json()["model_type"].get<std::string>();
+  c.model_type = r.text_or("model_type", "");
   c.hidden_size = r.size("hidden_size");
   c.num_hidden_layers = r.size("num_hidden_layers");
   c.num_attention_heads = r.size("num_attention_heads");

@@ -32,6 +32,12 @@ torch::Tensor add_rms_weight(nn::Module& parent, const std::string& name, std::i
   return group(parent, name)->register_parameter("weight", torch::ones({size}));
 }
 
+std::vector<std::string> HfModel::stored_names(const std::string& name) const {
+  const std::string prefix = base_prefix();
+  if (name.compare(0, prefix.size(), prefix) != 0) return {name};
+  return {name, name.substr(prefix.size())};
+}
+
 std::shared_ptr<nn::Module> group(nn::Module& parent, const std::string& name) {
   return parent.register_module(name, std::make_shared<nn::Module>());
 }
@@ -64,9 +70,11 @@ NamedInputs fit_padding(const NamedInputs& inputs, std::int64_t limit) {
     if (name == "attention_mask") mask = &t;
   if (mask == nullptr || mask->dim() != 2 || mask->size(1) <= limit) return inputs;
   if (mask->narrow(1, limit, mask->size(1) - limit).any().item<bool>()) return inputs;
-  NamedInputs cut;
-  for (const auto& [name, t] : inputs)
-    cut.emplace_back(name, t.dim() == 2 && t.size(1) == mask->size(1) ? t.narrow(1, 0, limit) : t);
+  NamedInputs cut;  // the token inputs only: an image's patches are never cut
+  for (const auto& [name, t] : inputs) {
+    const bool token = name == "input_ids" || name == "attention_mask" || name == "token_type_ids";
+    cut.emplace_back(name, token ? t.narrow(1, 0, limit) : t);
+  }
   return cut;
 }
 

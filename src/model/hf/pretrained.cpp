@@ -31,7 +31,6 @@ PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) 
   if (hf == nullptr)
     SLIMTRAIN_THROW(Error, "load_pretrained: ", net.spec().model_option(),
                     " is not a HuggingFace model");
-  const std::string prefix = hf->base_prefix();
   const std::vector<std::string> heads = hf->head_names();
   const std::string optional = hf->optional_prefix();
   const auto is_head = [&](const std::string& n) {
@@ -44,9 +43,13 @@ PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) 
   for (auto& item : net.named_parameters(true)) {
     const std::string& name = item.key();
     torch::Tensor& param = item.value();
+    // The name, or where a base model's checkpoint or the other key layout keeps it.
     std::string stored = name;
-    if (!source.has(stored) && starts_with(name, prefix) && source.has(name.substr(prefix.size())))
-      stored = name.substr(prefix.size());  // a base model's checkpoint: no "bert." prefix
+    for (const std::string& candidate : hf->stored_names(name))
+      if (source.has(candidate)) {
+        stored = candidate;
+        break;
+      }
     if (!source.has(stored)) {
       if (!is_head(name))
         SLIMTRAIN_THROW(DataError, source.where, ": has no tensor ", name, " (",

@@ -7,6 +7,7 @@
 #include "slimtrain/model/hf/distilbert.hpp"
 #include "slimtrain/model/hf/llama.hpp"
 #include "slimtrain/model/hf/qwen2.hpp"
+#include "slimtrain/model/hf/qwen2_vl.hpp"
 #include "slimtrain/model/hf/roberta.hpp"
 #include "slimtrain/model/hf/vit.hpp"
 #include "slimtrain/model/model_spec.hpp"
@@ -23,6 +24,8 @@ const std::vector<HfArchitecture>& architectures() {
       vit_architecture(),
       qwen2_architecture(),
       llama_architecture(),
+      qwen2_vl_architecture(),
+      qwen2_5_vl_architecture(),
   };
   return all;
 }

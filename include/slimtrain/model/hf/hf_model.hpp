@@ -26,6 +26,12 @@ class HfModel : public ClassifierImpl {
   virtual std::vector<std::string> head_names() const = 0;
   /** @brief A pooler a base checkpoint may lack too (BERT's), or "". */
   virtual std::string optional_prefix() const { return ""; }
+  /**
+   * @brief Where a checkpoint may store parameter `name`, most likely first: the name, and the
+   * name without base_prefix() (a base model's checkpoint). An architecture whose checkpoints
+   * come in two key layouts adds the other's name (transformers' _checkpoint_conversion_mapping).
+   */
+  virtual std::vector<std::string> stored_names(const std::string& name) const;
 
  protected:
   explicit HfModel(const ModelSpec& spec) : ClassifierImpl(spec) {}
