@@ -37,6 +37,7 @@ import shutil
 import sys
 
 import h5py
+import hf_compare
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
@@ -246,15 +247,7 @@ def padded(ckpt, data, split, pred):
 
 
 def logits(ckpt, data, split, pred):
-    want = reference_logits(ckpt, data, split)
-    with h5py.File(pred, "r") as f:
-        got = f["logits"][()]
-    assert got.shape == want.shape, (got.shape, want.shape)
-    gap = float(np.abs(got - want).max())
-    assert gap < 1e-4, f"logits differ from transformers' by {gap}"
-    spread = float(want.std(0).min())
-    assert spread > 0.05, f"the reference's logits hardly vary ({spread}): a weak test"
-    print(f"{len(got)} sequences: logits within {gap:.1e} of transformers' (spread {spread:.2f})")
+    hf_compare.against(reference_logits(ckpt, data, split), pred, "sequences", min_spread=0.05)
 
 
 def agree(hfdir, data, split, pred):

@@ -30,6 +30,7 @@ import shutil
 import sys
 
 import h5py
+import hf_compare
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
@@ -261,15 +262,7 @@ def reference(ckpt, data, split="test"):
 
 
 def logits(ckpt, data, pred):
-    want = reference(ckpt, data)
-    with h5py.File(pred, "r") as f:
-        got = f["logits"][()]
-    assert got.shape == want.shape, (got.shape, want.shape)
-    gap = float(np.abs(got - want).max())
-    assert gap < 1e-4, f"logits differ from transformers' by {gap}"
-    spread = float(want.std(0).min())
-    assert spread > 0.01, f"the reference's logits hardly vary ({spread}): a weak test"
-    print(f"{len(got)} samples: logits within {gap:.1e} of transformers' (spread {spread:.2f})")
+    hf_compare.against(reference(ckpt, data), pred, "samples", min_spread=0.01)
 
 
 if __name__ == "__main__":
