@@ -27,6 +27,10 @@ const char* const kCompanionFiles[] = {"tokenizer.json",
                                        "merges.txt",
                                        "sentencepiece.bpe.model",
                                        "preprocessor_config.json",
+                                       "processor_config.json",
+                                       "video_preprocessor_config.json",
+                                       "chat_template.json",
+                                       "chat_template.jinja",
                                        "generation_config.json"};
 
 nlohmann::json exported_config(const model::ModelSpec& spec,

@@ -5,8 +5,11 @@
 
 #include "slimtrain/cli/hf_text_defaults.hpp"
 #include "slimtrain/cli/prep_output.hpp"
+#include "slimtrain/cli/prep_ragged.hpp"
+#include "slimtrain/cli/prep_vl.hpp"
 #include "slimtrain/cli/shared_input.hpp"
 #include "slimtrain/cli/text_labels.hpp"
+#include "slimtrain/cli/text_notes.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/check_hdf5.hpp"
 #include "slimtrain/core/log.hpp"
@@ -24,13 +27,6 @@ using data::Hid;
 using data::TextTable;
 using tokenize::Tokenizer;
 
-// What a split's records held that the tokenizer reads as <unk>, or that was cut: counted over
-// this rank's share, the first record of each kept ("" when none).
-struct TextNotes {
-  std::int64_t invalid_utf8 = 0, nul = 0, cut = 0, longest = 0;
-  std::string first_invalid, first_nul, longest_at;
-};
-
 // One output split: its source rows, and this rank's tokenized share of them.
 struct TextSplit {
   std::string name;
@@ -42,6 +38,8 @@ struct TextSplit {
   std::vector<std::string> labels;    // as written in the file
   std::vector<std::int64_t> source;   // the source row of each kept sample
   std::vector<std::string> skipped;   // --skip-bad: "record: why"
+  RaggedValues<float> pixels;         // --image-column: pixel_values and image_grid_thw
+  RaggedValues<std::int64_t> grids;
   TextNotes notes;
   data::Range mine{0, 0}, tokens{0, 0};
   std::int64_t total = 0, total_tokens = 0;
@@ -92,14 +90,18 @@ void check_texts(const data::TextRecord& record, const TextOptions& options, Tex
 }
 
 void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& share, bool skip_bad,
-              const TextOptions& options) {
+              const TextOptions& options, const VlSamples* vl) {
   for (std::int64_t i = share.begin; i < share.end; ++i) {
     const std::int64_t row = split.rows[static_cast<std::size_t>(i)];
-    const std::size_t before = split.ids.size();
+    const std::size_t before = split.ids.size(), samples = split.pixels.lengths.size();
+    const std::size_t pixels = split.pixels.values.size(), grids = split.grids.values.size();
     const std::string where = split.table->describe_record(row);
     try {
-      const data::TextRecord record = split.table->read(row);
+      data::TextRecord record = split.table->read(row);
       check_texts(record, options, split.notes, where);
+      if (vl)  // its images made into patches, its text given their tokens
+        record.texts = {
+            vl->prepare(record, split.table->folder(), split.pixels, split.grids, where)};
       encode(tokenizer, record, options, split, where);
       split.lengths.push_back(static_cast<std::int64_t>(split.ids.size() - before));
       split.labels.push_back(record.label);
@@ -107,6 +109,8 @@ void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& s
     } catch (const DataError& e) {
       split.ids.resize(before);
       if (options.token_types) split.types.resize(before);
+      split.pixels.truncate(pixels, samples);
+      split.grids.truncate(grids, samples);
       if (!skip_bad) throw;
       split.skipped.push_back(e.what());
     }
@@ -139,105 +143,62 @@ std::string train_tokenizer(const TextSplit& train, const tokenize::TokenizerTra
   return Tokenizer::train(texts, training).bytes();
 }
 
-// Rank 0 says, once for the job, what the records held that the tokenizer reads as <unk> or that
-// was cut; every rank's counts and first records gathered.
-void report_notes(comm::ControlPlane& control, const std::vector<TextSplit>& splits,
-                  std::int64_t max_length) {
-  TextNotes mine;
-  for (const TextSplit& s : splits) {
-    if (mine.first_invalid.empty()) mine.first_invalid = s.notes.first_invalid;
-    if (mine.first_nul.empty()) mine.first_nul = s.notes.first_nul;
-    mine.invalid_utf8 += s.notes.invalid_utf8;
-    mine.nul += s.notes.nul;
-    mine.cut += s.notes.cut;
-    if (s.notes.longest > mine.longest) {
-      mine.longest = s.notes.longest;
-      mine.longest_at = s.notes.longest_at;
-    }
-  }
-  const std::vector<std::int64_t> totals = control.all_reduce(
-      std::vector<std::int64_t>{mine.invalid_utf8, mine.nul, mine.cut}, comm::ReduceOp::sum);
-  const std::int64_t longest =
-      control.all_reduce(std::vector<std::int64_t>{mine.longest}, comm::ReduceOp::max).front();
-  auto first = [&](const std::string& local) {
-    for (const std::string& s : gather_lines(control, local + "\n"))
-      if (!s.empty()) return s;
-    return std::string();
-  };
-  const std::string invalid_at = first(mine.first_invalid), nul_at = first(mine.first_nul);
-  const std::string longest_at = first(mine.longest == longest ? mine.longest_at : "");
-  if (control.rank() != 0) return;
-  if (totals[0] > 0)
-    log::warn("prep text: ", totals[0], " record", totals[0] == 1 ? " holds" : "s hold",
-              " bytes that are not UTF-8 (the first: ", invalid_at,
-              "); the tokenizer reads them as <unk> (--strict refuses them)");
-  if (totals[1] > 0)
-    log::warn("prep text: ", totals[1], " record", totals[1] == 1 ? " holds" : "s hold",
-              " NUL bytes (the first: ", nul_at,
-              "); the tokenizer reads them as <unk> (--strict refuses them)");
-  if (totals[2] > 0)
-    log::warn("prep text: ", totals[2], " sample", totals[2] == 1 ? " was" : "s were", " cut to ",
-              max_length, " tokens (--max-length; the longest had ", longest, ": ", longest_at,
-              ")");
-}
-
-// Where this rank's samples and tokens go, and each split's totals.
+// Where this rank's samples, tokens and image values go, and each split's totals.
 void place(comm::ControlPlane& control, TextSplit& split) {
   std::int64_t tokens = 0;
   for (std::int64_t n : split.lengths) tokens += n;
-  const std::vector<std::int64_t> counts =
-      control.all_gather({static_cast<std::int64_t>(split.lengths.size()), tokens});
-  std::int64_t row = 0, token = 0;
-  for (int r = 0; r < control.size(); ++r) {
-    const std::int64_t rows_r = counts[2 * static_cast<std::size_t>(r)];
-    const std::int64_t tokens_r = counts[2 * static_cast<std::size_t>(r) + 1];
-    if (r == control.rank()) {
-      split.mine = {row, row + rows_r};
-      split.tokens = {token, token + tokens_r};
-    }
-    row += rows_r;
-    token += tokens_r;
-  }
-  split.total = row;
-  split.total_tokens = token;
+  std::vector<data::Range> mine;
+  std::vector<std::int64_t> totals;
+  place_counts(control,
+               {static_cast<std::int64_t>(split.lengths.size()), tokens,
+                static_cast<std::int64_t>(split.pixels.values.size()),
+                static_cast<std::int64_t>(split.grids.values.size())},
+               mine, totals);
+  split.mine = mine[0];
+  split.tokens = mine[1];
+  split.pixels.mine = mine[2];
+  split.grids.mine = mine[3];
+  split.total = totals[0];
+  split.total_tokens = totals[1];
+  split.pixels.total = totals[2];
+  split.grids.total = totals[3];
 }
 
-// A ragged input NAME under `inputs`: this rank's `values` (split.tokens of them) and offsets.
-Hid write_ragged(hid_t inputs, const char* name, const TextSplit& split,
+// A ragged token input: this rank's `values` (split.tokens of them) and offsets.
+Hid write_tokens(hid_t inputs, const char* name, const TextSplit& split,
                  const std::vector<std::int32_t>& values, const RowWriter& rows, bool first_rank) {
-  Hid group(SLIMTRAIN_CHECK_HDF5(H5Gcreate2(inputs, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                                 rows.where()));
-  Hid value_set = rows.create(group, "values", H5T_STD_I32LE,
-                              {static_cast<hsize_t>(split.total_tokens)}, sizeof(std::int32_t));
-  rows.write_rows(value_set, H5T_NATIVE_INT32, split.tokens.begin,
-                  split.tokens.end - split.tokens.begin, values.data());
-  // Offsets [N+1]: each rank writes the ends of its samples, the first rank also the leading 0.
-  std::vector<std::int64_t> offsets;
-  if (first_rank) offsets.push_back(0);
-  std::int64_t end = split.tokens.begin;
-  for (std::int64_t n : split.lengths) offsets.push_back(end += n);
-  Hid offset_set = rows.create(group, "offsets", H5T_STD_I64LE,
-                               {static_cast<hsize_t>(split.total + 1)}, sizeof(std::int64_t));
-  rows.write_rows(offset_set, H5T_NATIVE_INT64, first_rank ? 0 : split.mine.begin + 1,
-                  static_cast<std::int64_t>(offsets.size()), offsets.data());
-  return group;
+  return write_ragged(inputs, name, H5T_STD_I32LE, H5T_NATIVE_INT32, sizeof(std::int32_t),
+                      values.data(), split.tokens, split.total_tokens, split.lengths, split.mine,
+                      split.total, rows, first_rank);
 }
 
 void write_split(hid_t file, const TextSplit& split, const RowWriter& rows,
-                 const Tokenizer& tokenizer, const TextOptions& options, bool first_rank) {
+                 const Tokenizer& tokenizer, const TextOptions& options, const VlSamples* vl,
+                 bool first_rank) {
   const std::string& where = rows.where();
   Hid group(SLIMTRAIN_CHECK_HDF5(
       H5Gcreate2(file, split.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
   Hid inputs(SLIMTRAIN_CHECK_HDF5(
       H5Gcreate2(group, "inputs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), where));
-  Hid ids(write_ragged(inputs, "input_ids", split, split.ids, rows, first_rank));
+  Hid ids(write_tokens(inputs, "input_ids", split, split.ids, rows, first_rank));
   data::write_int_attribute(ids, "vocab_size", tokenizer.vocab_size());
   data::write_int_attribute(ids, "pad_id", tokenizer.pad_id());
   data::write_string_attribute(ids, "tokenizer", {"/tokenizer"}, true);
   if (options.token_types) {
-    Hid types(write_ragged(inputs, "token_type_ids", split, split.types, rows, first_rank));
+    Hid types(write_tokens(inputs, "token_type_ids", split, split.types, rows, first_rank));
     data::write_int_attribute(types, "vocab_size", tokenizer.type_count());
     data::write_int_attribute(types, "pad_id", 0);
+  }
+  if (vl) {  // each sample's patches and grids, whole rows each
+    Hid pixels(write_ragged(inputs, "pixel_values", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, sizeof(float),
+                            split.pixels.values.data(), split.pixels.mine, split.pixels.total,
+                            split.pixels.lengths, split.mine, split.total, rows, first_rank));
+    data::write_int_attribute(pixels, "row_size", vl->row_size());
+    Hid grids(write_ragged(inputs, "image_grid_thw", H5T_STD_I64LE, H5T_NATIVE_INT64,
+                           sizeof(std::int64_t), split.grids.values.data(), split.grids.mine,
+                           split.grids.total, split.grids.lengths, split.mine, split.total, rows,
+                           first_rank));
+    data::write_int_attribute(grids, "row_size", 3);
   }
   Hid y = rows.create(group, "y", H5T_STD_I64LE, {static_cast<hsize_t>(split.total)},
                       sizeof(std::int64_t));
@@ -253,6 +214,16 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
   if (!cl.has("text-column"))
     SLIMTRAIN_THROW(ConfigError, "--text-column is required for 'prep text'");
   const data::TextColumns columns = text_columns(cl);
+  std::unique_ptr<VlSamples> vl;  // --image-column: a vision-language checkpoint's samples
+  if (!columns.images.empty()) {
+    if (!cl.has("tokenizer") || cl.get<std::string>("tokenizer").find(".json") == std::string::npos)
+      SLIMTRAIN_THROW(ConfigError,
+                      "--image-column: give the vision-language checkpoint's "
+                      "tokenizer.json as --tokenizer (its processor settings lie "
+                      "beside it)");
+    vl = std::make_unique<VlSamples>(cl, cl.get<std::string>("tokenizer"));
+    log::info_rank0("prep text: ", vl->describe());
+  }
   tokenize::TokenizerTraining training;
   training.vocab_size = cl.get<std::int64_t>("vocab-size");
   if (training.vocab_size != 0)
@@ -338,10 +309,12 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
       tokenize(s, *tokenizer,
                data::eval_share(static_cast<std::int64_t>(s.rows.size()), control.rank(),
                                 control.size()),
-               options.skip_bad, text);
+               options.skip_bad, text, vl.get());
   });
   for (TextSplit& s : splits) place(control, s);
-  report_notes(control, splits, text.max_length);
+  std::vector<TextNotes> notes;
+  for (const TextSplit& s : splits) notes.push_back(s.notes);
+  report_text_notes(control, notes, text.max_length);
   PrepResult result;
   result.skipped_noun = "record";
   if (options.skip_bad) {
@@ -381,7 +354,7 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
         bytes, "trained",
         {cl.has("tokenizer") ? "given by --tokenizer" : training.type + " on /train"}, true);
     for (const TextSplit& s : splits)
-      write_split(file, s, rows, *tokenizer, text, control.rank() == 0);
+      write_split(file, s, rows, *tokenizer, text, vl.get(), control.rank() == 0);
   });
   log::info_rank0("prep text: ", tokenizer->vocab_size(), " pieces",
                   !cl.has("tokenizer") && training.vocab_size == 0

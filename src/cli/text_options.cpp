@@ -14,7 +14,10 @@ void add_text_options(CommandLine& cl) {
       ("max-length", po::value<std::int64_t>()->default_value(4096), "text: tokens kept of a sample (a pair counted whole); longer ones are cut, counted and the longest named; 0 keeps every token (a 50 MB record becomes millions of tokens, more than a batch can hold)")
       ("tokenizer", po::value<std::string>(), "text: a SentencePiece .model, or a HuggingFace tokenizer.json (its WordPiece, byte-level BPE or Unigram model: data/README.md lists the components), to tokenize with (else a SentencePiece model is trained on the training split); a tokenizer.json adds the special tokens its post-processor names, and --max-length defaults to the model's (tokenizer_config.json or config.json beside it)")
       ("vocab-size", po::value<std::int64_t>()->default_value(0), "text: pieces of the tokenizer trained without --tokenizer; 0: as many as the training texts fill, up to 8000, said in the log (a larger value the texts cannot fill, or one too small for their characters, is exit 2 naming the size that would do)")
-      ("tokenizer-type", po::value<std::string>()->default_value("unigram"), "text: unigram or bpe, the tokenizer trained without --tokenizer");
+      ("tokenizer-type", po::value<std::string>()->default_value("unigram"), "text: unigram or bpe, the tokenizer trained without --tokenizer")
+      ("image-column", po::value<std::vector<std::string>>()->composing(), "text: a column of image paths (relative to the file's folder, or absolute; JPEG or PNG; an empty field is no image), given once per image of a sample: images and text together for a Qwen2-VL or Qwen2.5-VL checkpoint, its tokenizer.json as --tokenizer; each image made into pixel_values and image_grid_thw as Qwen2VLImageProcessor makes them with the preprocessor_config.json beside the tokenizer (or --preprocessor), the text put in the chat template's user turn after its images, each <|image_pad|> one token per merged patch (data/README.md)")
+      ("max-pixels", po::value<std::int64_t>(), "text with --image-column: an image's pixels at most, after resizing (the processor's max_pixels, which this overrides: lower to bound memory; each 28x28 pixels become one token)")
+      ("no-chat-template", po::bool_switch(), "text with --image-column: no chat template, even where the checkpoint has one: <|vision_start|><|image_pad|>...<|vision_end|> before the text");
   // clang-format on
 }
 
@@ -22,6 +25,7 @@ data::TextColumns text_columns(const CommandLine& cl) {
   data::TextColumns columns;
   columns.text = cl.get<std::vector<std::string>>("text-column");
   columns.label = cl.get<std::string>("label-column");
+  if (cl.has("image-column")) columns.images = cl.get<std::vector<std::string>>("image-column");
   columns.header = cl.get<bool>("header");
   if (cl.has("delimiter")) {
     const std::string d = cl.get<std::string>("delimiter");

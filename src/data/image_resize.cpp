@@ -17,6 +17,15 @@ double triangle(double x) {
   return x < 1.0 ? 1.0 - x : 0.0;
 }
 
+// PIL's BICUBIC: the cubic convolution kernel with a = -0.5, support 2.
+double cubic(double x) {
+  constexpr double a = -0.5;
+  x = std::abs(x);
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0.0;
+}
+
 // The weights of one axis: output pixel i reads `count[i]` source pixels from `first[i]`.
 struct Taps {
   std::vector<int> first, count;
@@ -24,10 +33,11 @@ struct Taps {
   int width = 0;
 };
 
-Taps make_taps(int in_size, double box_start, double box_end, int out_size) {
+Taps make_taps(int in_size, double box_start, double box_end, int out_size, ResizeFilter filter) {
   const double scale = (box_end - box_start) / out_size;
   const double filter_scale = std::max(scale, 1.0);  // widen when reducing: antialiasing
-  const double support = 1.0 * filter_scale;
+  const bool bicubic = filter == ResizeFilter::bicubic;
+  const double support = (bicubic ? 2.0 : 1.0) * filter_scale;
   Taps t;
   t.width = static_cast<int>(std::ceil(support)) * 2 + 1;
   t.first.resize(static_cast<std::size_t>(out_size));
@@ -40,7 +50,8 @@ Taps make_taps(int in_size, double box_start, double box_end, int out_size) {
     const int n = std::min(static_cast<int>(center + support + 0.5), in_size) - lo;
     double total = 0.0;
     for (int k = 0; k < n; ++k) {
-      w[static_cast<std::size_t>(k)] = triangle((k + lo - center + 0.5) / filter_scale);
+      const double at = (k + lo - center + 0.5) / filter_scale;
+      w[static_cast<std::size_t>(k)] = bicubic ? cubic(at) : triangle(at);
       total += w[static_cast<std::size_t>(k)];
     }
     std::int32_t* out = &t.weights[static_cast<std::size_t>(i) * t.width];
@@ -101,13 +112,19 @@ Image vertical(const Image& in, const Taps& t, int out_h) {
 }
 
 // The source box [x0, x1) x [y0, y1) (fractional) resampled to out_w x out_h.
-Image resample(const Image& in, double x0, double y0, double x1, double y1, int out_w, int out_h) {
+Image resample(const Image& in, double x0, double y0, double x1, double y1, int out_w, int out_h,
+               ResizeFilter filter = ResizeFilter::bilinear) {
   const bool full_x = x0 == 0 && x1 == in.width, full_y = y0 == 0 && y1 == in.height;
+  const bool along_x = !(full_x && out_w == in.width), along_y = !(full_y && out_h == in.height);
   Image out = in;
-  if (!(full_x && out_w == in.width))
-    out = horizontal(out, make_taps(in.width, x0, x1, out_w), out_w);
-  if (!(full_y && out_h == in.height))
-    out = vertical(out, make_taps(in.height, y0, y1, out_h), out_h);
+  // Pillow (13) reduces the height before it enlarges the width, else passes along x first; each
+  // pass rounds to 8 bits, so the order shows in the pixels.
+  if (along_y && out_h < y1 - y0 && out_w > x1 - x0) {
+    out = vertical(out, make_taps(in.height, y0, y1, out_h, filter), out_h);
+    return horizontal(out, make_taps(in.width, x0, x1, out_w, filter), out_w);
+  }
+  if (along_x) out = horizontal(out, make_taps(in.width, x0, x1, out_w, filter), out_w);
+  if (along_y) out = vertical(out, make_taps(in.height, y0, y1, out_h, filter), out_h);
   return out;
 }
 
@@ -118,6 +135,10 @@ ResizeMode parse_resize_mode(const std::string& name) {
   if (name == "crop") return ResizeMode::crop;
   if (name == "pad") return ResizeMode::pad;
   SLIMTRAIN_THROW(ConfigError, "--resize: '", name, "' must be fit, crop or pad");
+}
+
+Image resize_to(const Image& in, int height, int width, ResizeFilter filter) {
+  return resample(in, 0, 0, in.width, in.height, width, height, filter);
 }
 
 Image resize_image(const Image& in, int height, int width, ResizeMode mode) {

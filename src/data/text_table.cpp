@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "slimtrain/core/error.hpp"
@@ -140,6 +141,7 @@ void TextTable::resolve_columns(const TextColumns& columns) {
       SLIMTRAIN_THROW(ConfigError, "--label-column: ", name_,
                       " holds JSON objects; name the label's key (e.g. --label-column label)");
     text_key_ = columns.text;
+    image_key_ = columns.images;
     label_key_ = columns.label;
     return;
   }
@@ -160,6 +162,8 @@ void TextTable::resolve_columns(const TextColumns& columns) {
                     " (its header: ", joined(header_fields_), ")");
   };
   for (const std::string& spec : columns.text) text_index_.push_back(column(spec, "--text-column"));
+  for (const std::string& spec : columns.images)
+    image_index_.push_back(column(spec, "--image-column"));
   label_index_ = columns.label == "last"    ? field_count_ - 1
                  : columns.label == "first" ? 0
                                             : column(columns.label, "--label-column");
@@ -263,6 +267,9 @@ TextRecord TextTable::read_delimited(const Record& record) const {
   TextRecord out;
   for (std::int64_t t : text_index_)
     add_text(out, f[static_cast<std::size_t>(t)], at + std::to_string(t + 1));
+  for (std::int64_t c : image_index_)
+    if (!trimmed(f[static_cast<std::size_t>(c)]).empty())
+      out.images.push_back(trimmed(f[static_cast<std::size_t>(c)]));
   set_label(out, f[static_cast<std::size_t>(label_index_)], at + std::to_string(label_index_ + 1));
   return out;
 }
@@ -293,6 +300,14 @@ TextRecord TextTable::read_json(const Record& record) const {
       SLIMTRAIN_THROW(DataError, at, ", key '", key, "': the text is not a string");
     add_text(out, v.get<std::string>(), at + ", key '" + key + "'");
   }
+  for (const std::string& key : image_key_) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) continue;  // no image: a text-only sample
+    if (!it->is_string())
+      SLIMTRAIN_THROW(DataError, at, ", key '", key, "': the image path is not a string");
+    if (!trimmed(it->get<std::string>()).empty())
+      out.images.push_back(trimmed(it->get<std::string>()));
+  }
   const nlohmann::json& label = value(label_key_);
   const std::string where = at + ", key '" + label_key_ + "'";
   if (label.is_string()) {
@@ -303,6 +318,11 @@ TextRecord TextTable::read_json(const Record& record) const {
     SLIMTRAIN_THROW(DataError, where, ": the label is neither an integer nor a class name");
   }
   return out;
+}
+
+std::string TextTable::folder() const {
+  const std::string parent = std::filesystem::path(name_).parent_path().string();
+  return parent.empty() ? "." : parent;
 }
 
 std::string TextTable::describe_record(std::int64_t i) const {

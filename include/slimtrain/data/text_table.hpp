@@ -41,6 +41,9 @@ struct TextColumns {
   std::vector<std::string> text;
   /** @brief As text; "last" or "first" also name a CSV/TSV column. */
   std::string label = "last";
+  /** @brief Columns holding image file paths (an image and text together); an empty field is no
+   * image (a text-only sample). */
+  std::vector<std::string> images;
   /** @brief CSV/TSV: the first record is a header (implied when any column is a name). */
   bool header = false;
   /** @brief CSV/TSV: the field delimiter ('\0': the format's, ',' or tab). */
@@ -51,6 +54,7 @@ struct TextColumns {
 
 struct TextRecord {
   std::vector<std::string> texts;
+  std::vector<std::string> images;  ///< the image paths of TextColumns::images given (non-empty)
   std::string label;
   /** @brief The label is an integer (else a class name). */
   bool integer_label = false;
@@ -62,6 +66,8 @@ class TextTable {
   TextTable(InputBytes bytes, std::string name, TextFormat format, const TextColumns& columns);
 
   std::int64_t size() const { return static_cast<std::int64_t>(records_.size()); }
+  /** @brief The folder the file is in: where relative image paths start. */
+  std::string folder() const;
   /**
    * @brief Record `i`; DataError naming the file, the line and the column for a short record, a
    * stray quote, bad JSON, a missing key, an empty text or label, or a label that is a number
@@ -98,9 +104,9 @@ class TextTable {
   std::vector<std::string> header_fields_;
   std::int64_t field_count_ = 0;
   // CSV/TSV: column indices; JSONL: keys.
-  std::vector<std::int64_t> text_index_;
+  std::vector<std::int64_t> text_index_, image_index_;
   std::int64_t label_index_ = 0;
-  std::vector<std::string> text_key_;
+  std::vector<std::string> text_key_, image_key_;
   std::string label_key_;
 };
 

@@ -1,0 +1,50 @@
+#include "slimtrain/cli/text_notes.hpp"
+
+#include "slimtrain/cli/prep_output.hpp"
+#include "slimtrain/core/log.hpp"
+
+namespace slimtrain::cli {
+
+// Rank 0 says, once for the job, what the records held that the tokenizer reads as <unk> or that
+// was cut; every rank's counts and first records gathered.
+void report_text_notes(comm::ControlPlane& control, const std::vector<TextNotes>& notes,
+                       std::int64_t max_length) {
+  TextNotes mine;
+  for (const TextNotes& n : notes) {
+    if (mine.first_invalid.empty()) mine.first_invalid = n.first_invalid;
+    if (mine.first_nul.empty()) mine.first_nul = n.first_nul;
+    mine.invalid_utf8 += n.invalid_utf8;
+    mine.nul += n.nul;
+    mine.cut += n.cut;
+    if (n.longest > mine.longest) {
+      mine.longest = n.longest;
+      mine.longest_at = n.longest_at;
+    }
+  }
+  const std::vector<std::int64_t> totals = control.all_reduce(
+      std::vector<std::int64_t>{mine.invalid_utf8, mine.nul, mine.cut}, comm::ReduceOp::sum);
+  const std::int64_t longest =
+      control.all_reduce(std::vector<std::int64_t>{mine.longest}, comm::ReduceOp::max).front();
+  auto first = [&](const std::string& local) {
+    for (const std::string& s : gather_lines(control, local + "\n"))
+      if (!s.empty()) return s;
+    return std::string();
+  };
+  const std::string invalid_at = first(mine.first_invalid), nul_at = first(mine.first_nul);
+  const std::string longest_at = first(mine.longest == longest ? mine.longest_at : "");
+  if (control.rank() != 0) return;
+  if (totals[0] > 0)
+    log::warn("prep text: ", totals[0], " record", totals[0] == 1 ? " holds" : "s hold",
+              " bytes that are not UTF-8 (the first: ", invalid_at,
+              "); the tokenizer reads them as <unk> (--strict refuses them)");
+  if (totals[1] > 0)
+    log::warn("prep text: ", totals[1], " record", totals[1] == 1 ? " holds" : "s hold",
+              " NUL bytes (the first: ", nul_at,
+              "); the tokenizer reads them as <unk> (--strict refuses them)");
+  if (totals[2] > 0)
+    log::warn("prep text: ", totals[2], " sample", totals[2] == 1 ? " was" : "s were", " cut to ",
+              max_length, " tokens (--max-length; the longest had ", longest, ": ", longest_at,
+              ")");
+}
+
+}  // namespace slimtrain::cli
