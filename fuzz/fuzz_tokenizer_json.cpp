@@ -1,6 +1,7 @@
 // libFuzzer target: a HuggingFace tokenizer.json as `prep text --tokenizer` reads it (its JSON,
-// the model's vocabulary, normalizer, pre-tokenizer, post-processor and added tokens), then a
-// few texts through it: a pair, truncation, bytes that are not UTF-8.
+// the model and its vocabulary or inferred type, normalizers, pre-tokenizers, post-processors and
+// added tokens with their flags), then a few texts through it: pairs, truncation, bytes that are
+// not UTF-8, an added token first.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,6 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Compatibility forms, a combining accent after a ligature, runs of spaces, an added token.
     t.encode({"\xef\xac\x81\xcc\x81x \xef\xbc\xa1  <mask>   the cafe\xcc\x81\xe3\x80\x80"}, 0,
              full);
+    // An added token first (Metaspace's first), digits and punctuation in runs, a spacing mark,
+    // scripts side by side, a pair cut to an odd length.
+    t.encode(
+        {"<s>abab 12345 ?!?.. \xe0\xa4\x95\xe0\xa4\xbf abc\xce\xb1\xce\xb2\xe6\x97\xa5", "  a b  "},
+        9, full);
   } catch (const slimtrain::Error&) {
   }
   return 0;

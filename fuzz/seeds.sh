@@ -92,8 +92,38 @@ np.save(f"{out}/npy/f4.npy", rng.normal(size=(3, 2)).astype(np.float32))
 np.save(f"{out}/npy/u1.npy", x[:2])
 np.save(f"{out}/npy/f8-fortran.npy", np.asfortranarray(rng.normal(size=(2, 3))))
 PY
-# tokenizer.json: a Unigram one (a converted SentencePiece model: Precompiled rules, Metaspace).
+# tokenizer.json: a Unigram one (a converted SentencePiece model: Precompiled rules, Metaspace);
+# the unit test's synthetic ones (BPE's options, WordLevel, files without a model type, added-token
+# flags, Metaspace's first, truncation); and one with every normalizer and pre-tokenizer in a row.
 cp "$root/tests/unit/fixtures/unigram-tokenizer.json" "$out/tokenizer_json/unigram.json"
+"$py" - "$root/tests/unit/fixtures/cases.json" "$out/tokenizer_json" <<'PY'
+import json, sys
+cases = json.load(open(sys.argv[1]))
+for name, config in cases["tokenizers"].items():
+    json.dump(config, open(f"{sys.argv[2]}/{name}.json", "w"))
+every = dict(cases["tokenizers"]["byte-fallback"])
+every["normalizer"] = {"type": "Sequence", "normalizers": [
+    {"type": t} for t in ("NFC", "NFD", "NFKC", "NFKD", "Nmt", "Lowercase", "StripAccents", "ByteLevel")] + [
+    {"type": "Strip", "strip_left": True, "strip_right": False},
+    {"type": "Replace", "pattern": {"Regex": "\\d+"}, "content": "#"},
+    {"type": "Prepend", "prepend": "\u2581"},
+    {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+     "lowercase": False}]}
+every["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+    {"type": "Punctuation", "behavior": "Contiguous"}, {"type": "Digits", "individual_digits": True},
+    {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithNext", "invert": True},
+    {"type": "Split", "pattern": {"Regex": "a+"}, "behavior": "MergedWithPrevious", "invert": False},
+    {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True},
+    {"type": "CharDelimiterSplit", "delimiter": "b"}, {"type": "UnicodeScripts"},
+    {"type": "FixedLength", "length": 3}, {"type": "Whitespace"}, {"type": "WhitespaceSplit"},
+    {"type": "BertPreTokenizer"},
+    {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}]}
+every["post_processor"] = {"type": "Sequence", "processors": [
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+    {"type": "RobertaProcessing", "sep": ["<unk>", 0], "cls": ["a", 1], "trim_offsets": True,
+     "add_prefix_space": True}]}
+json.dump(every, open(f"{sys.argv[2]}/every-component.json", "w"))
+PY
 
 # HDF5: what prep writes (uint8 images chunked and compressed with a val split; float features
 # contiguous), and what users write with h5py (other integer widths, fixed-length strings, no

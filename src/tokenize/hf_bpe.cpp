@@ -1,183 +1,193 @@
-// The byte-level BPE of GPT-2, RoBERTa and Qwen2 tokenizers: the regular expressions that split
-// text into words (ICU's engine), the byte-to-character map, and merges by rank.
-#include <unicode/uregex.h>
-
-#include <array>
-#include <mutex>
+// BPE as the tokenizers library runs it (models/bpe/model.rs and word.rs): a piece's characters
+// looked up one by one, then merged through a queue ordered by rank and position, over ids.
+#include <algorithm>
+#include <cstdio>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/tokenize/hf_steps.hpp"
+#include "slimtrain/tokenize/hf_model.hpp"
 #include "slimtrain/tokenize/hf_unicode.hpp"
 
 namespace slimtrain::tokenize::hf {
 namespace {
 
-std::u16string utf16(const std::u32string& text) {
-  std::u16string out;
-  for (const char32_t c : text) {
-    if (c < 0x10000) {
-      out.push_back(static_cast<char16_t>(c));
-    } else {
-      out.push_back(static_cast<char16_t>(0xD7C0 + (c >> 10)));
-      out.push_back(static_cast<char16_t>(0xDC00 | (c & 0x3FF)));
-    }
-  }
-  return out;
+std::string optional_string(const nlohmann::json& model, const char* key) {
+  return model.contains(key) && model[key].is_string() ? model[key].get<std::string>() : "";
 }
 
-// The tokenizers library's \s and \S are Unicode's White_Space; ICU's \s leaves out U+0085 and
-// U+000B. Written as the property, both engines agree.
-std::string unicode_spaces(const std::string& pattern) {
-  std::string out;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '\\' && i + 1 < pattern.size()) {
-      const char next = pattern[i + 1];
-      if (next == 's' || next == 'S') {
-        out += next == 's' ? "\\p{White_Space}" : "\\P{White_Space}";
-        ++i;
-        continue;
-      }
-      out += pattern.substr(i, 2);
-      ++i;
+bool optional_flag(const nlohmann::json& model, const char* key) {
+  return model.contains(key) && model[key].is_boolean() && model[key].get<bool>();
+}
+
+// The merges as pairs: ["a", "b"] lists, or "a b" strings (the older form, where a line starting
+// with #version is a header, not a merge).
+std::vector<std::pair<std::string, std::string>> merge_list(const nlohmann::json& model,
+                                                            const std::string& where) {
+  if (!model.contains("merges") || !model["merges"].is_array())
+    SLIMTRAIN_THROW(ConfigError, where, ": the BPE model has no \"merges\" list");
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(model["merges"].size());
+  for (const auto& m : model["merges"]) {
+    if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      out.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
       continue;
     }
-    out.push_back(pattern[i]);
+    if (m.is_string()) {
+      const std::string line = m.get<std::string>();
+      if (line.rfind("#version", 0) == 0) continue;
+      const std::size_t space = line.find(' ');
+      if (space != std::string::npos && line.find(' ', space + 1) == std::string::npos) {
+        out.emplace_back(line.substr(0, space), line.substr(space + 1));
+        continue;
+      }
+    }
+    SLIMTRAIN_THROW(ConfigError, where, ": merge ", m.dump(), " is not \"a b\" or [a, b]");
   }
   return out;
 }
 
-// GPT-2's 256 bytes as printable characters: the printable ones as themselves, the rest (controls,
-// space, 127-160, 173) as 256, 257, ... in order.
-const std::array<char32_t, 256>& byte_map() {
-  static const std::array<char32_t, 256> map = [] {
-    std::array<char32_t, 256> m{};
-    char32_t next = 256;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
-      m[static_cast<std::size_t>(b)] = printable ? static_cast<char32_t>(b) : next++;
-    }
-    return m;
-  }();
-  return map;
-}
+struct Symbol {
+  std::int32_t id;
+  std::int32_t prev, next;  // neighbours still standing; -1 at the ends
+  std::size_t bytes;        // 0 once merged into its left neighbour
+};
+
+struct Candidate {
+  std::int32_t rank, pos, id;
+  bool operator<(const Candidate& o) const {  // a max-heap of this is lowest rank, then position
+    return rank != o.rank ? rank > o.rank : pos > o.pos;
+  }
+};
 
 }  // namespace
 
-struct Regex::Impl {
-  URegularExpression* re = nullptr;
-  std::mutex mutex;  // an ICU matcher holds its text: one match at a time
-};
-
-Regex::Regex(const std::string& pattern, const std::string& where)
-    : impl_(std::make_unique<Impl>()) {
-  const std::u16string p = utf16(decode_utf8(unicode_spaces(pattern)));
-  UErrorCode status = U_ZERO_ERROR;
-  UParseError parse{};
-  impl_->re = uregex_open(p.data(), static_cast<std::int32_t>(p.size()), 0, &parse, &status);
-  if (U_FAILURE(status))
-    SLIMTRAIN_THROW(ConfigError, where, ": the pattern ", pattern,
-                    " is not a regular expression ICU reads (", u_errorName(status), " at offset ",
-                    parse.offset, ")");
-}
-
-Regex::~Regex() {
-  if (impl_ && impl_->re) uregex_close(impl_->re);
-}
-
-std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(const std::u32string& text) const {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
-  if (text.empty()) return out;
-  const std::u16string t = utf16(text);
-  // UTF-16 offsets back to code points.
-  std::vector<std::size_t> point_of(t.size() + 1, 0);
-  for (std::size_t i = 0, cp = 0; i <= t.size(); ++i) {
-    point_of[i] = cp;
-    if (i < t.size() && !(t[i] >= 0xD800 && t[i] < 0xDC00)) ++cp;
-  }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  UErrorCode status = U_ZERO_ERROR;
-  uregex_setText(impl_->re, t.data(), static_cast<std::int32_t>(t.size()), &status);
-  while (U_SUCCESS(status) && uregex_findNext(impl_->re, &status)) {
-    const std::int32_t begin = uregex_start(impl_->re, 0, &status);
-    const std::int32_t end = uregex_end(impl_->re, 0, &status);
-    if (U_FAILURE(status)) break;
-    out.emplace_back(point_of[static_cast<std::size_t>(begin)],
-                     point_of[static_cast<std::size_t>(end)]);
-  }
-  uregex_setText(impl_->re, u"", 0, &status);  // forget the text before it goes
-  return out;
-}
-
-const std::string& gpt2_pattern() {
-  static const std::string pattern =
-      R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-  return pattern;
-}
-
-std::u32string byte_level(const std::u32string& text) {
-  std::u32string out;
-  for (const char c : encode_utf8(text)) out.push_back(byte_map()[static_cast<unsigned char>(c)]);
-  return out;
-}
-
 Bpe::Bpe(const nlohmann::json& model, const std::string& where) {
   read_vocab(model, where);
-  if (!model.contains("merges") || !model["merges"].is_array())
-    SLIMTRAIN_THROW(ConfigError, where, ": the BPE model has no \"merges\" list");
-  std::int32_t rank = 0;
-  for (const auto& m : model["merges"]) {
-    std::string pair;
-    if (m.is_string()) {
-      pair = m.get<std::string>();  // "left right"
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      pair = m[0].get<std::string>() + " " + m[1].get<std::string>();
-    } else {
-      SLIMTRAIN_THROW(ConfigError, where, ": merge ", m.dump(), " is not \"a b\" or [a, b]");
-    }
-    ranks_.emplace(pair, rank++);
+  if (model.contains("dropout") && model["dropout"].is_number()) {
+    const double p = model["dropout"].get<double>();
+    if (!(p >= 0.0 && p <= 1.0))
+      SLIMTRAIN_THROW(ConfigError, where, ": the BPE dropout ", p, " is not in [0, 1]");
   }
-  for (const char* option : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (model.contains(option) && !model[option].is_null() && model[option] != "")
-      SLIMTRAIN_THROW(ConfigError, where, ": BPE with ", option, " is not implemented");
-  if (model.value("byte_fallback", false))
-    SLIMTRAIN_THROW(ConfigError, where, ": BPE with byte_fallback is not implemented");
-  if (model.contains("unk_token") && model["unk_token"].is_string())
-    unk_ = static_cast<std::int32_t>(id_of(model["unk_token"].get<std::string>()));
-  ignore_merges_ = model.value("ignore_merges", false);
+  prefix_ = optional_string(model, "continuing_subword_prefix");
+  suffix_ = optional_string(model, "end_of_word_suffix");
+  has_unk_ = model.contains("unk_token") && model["unk_token"].is_string();
+  if (has_unk_) unk_ = model["unk_token"].get<std::string>();
+  fuse_unk_ = optional_flag(model, "fuse_unk");
+  byte_fallback_ = optional_flag(model, "byte_fallback");
+  ignore_merges_ = optional_flag(model, "ignore_merges");
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    byte_ids_[b] = static_cast<std::int32_t>(id_of(name));
+  }
+  // A merge's result is the left token and the right one less the continuing prefix; a pair given
+  // again is ranked by its later place (the map keeps the last).
+  const auto merges = merge_list(model, where);
+  merges_.reserve(merges.size());
+  std::int32_t rank = 0;
+  auto id_or_throw = [&](const std::string& token) {
+    const std::int64_t id = id_of(token);
+    if (id < 0)
+      SLIMTRAIN_THROW(ConfigError, where, ": the merges name \"", token,
+                      "\", which is not in the vocab");
+    return static_cast<std::int32_t>(id);
+  };
+  for (const auto& [left, right] : merges) {
+    if (right.size() < prefix_.size())
+      SLIMTRAIN_THROW(ConfigError, where, ": merge \"", left, " ", right,
+                      "\" is shorter than the continuing prefix");
+    const std::uint64_t key = (static_cast<std::uint64_t>(id_or_throw(left)) << 32) |
+                              static_cast<std::uint32_t>(id_or_throw(right));
+    merges_[key] = Merge{rank++, id_or_throw(left + right.substr(prefix_.size()))};
+  }
+}
+
+const Bpe::Merge* Bpe::merge_of(std::int32_t left, std::int32_t right) const {
+  const auto found =
+      merges_.find((static_cast<std::uint64_t>(left) << 32) | static_cast<std::uint32_t>(right));
+  return found == merges_.end() ? nullptr : &found->second;
 }
 
 void Bpe::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const {
-  const std::string whole = encode_utf8(word);
   if (ignore_merges_) {
-    const std::int64_t id = id_of(whole);
+    const std::int64_t id = id_of(encode_utf8(word));
     if (id >= 0) {
       ids.push_back(static_cast<std::int32_t>(id));
       return;
     }
   }
-  std::vector<std::string> symbols;
-  for (const char32_t c : word) symbols.push_back(encode_utf8(c));
-  while (symbols.size() > 1) {
-    std::size_t best = symbols.size();
-    std::int32_t best_rank = INT32_MAX;
-    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-      const auto found = ranks_.find(symbols[i] + " " + symbols[i + 1]);
-      if (found != ranks_.end() && found->second < best_rank) {
-        best_rank = found->second;
-        best = i;
-      }
+  std::vector<Symbol> symbols;
+  symbols.reserve(word.size());
+  auto add = [&symbols](std::int32_t id, std::size_t bytes) {
+    const auto n = static_cast<std::int32_t>(symbols.size());
+    if (n > 0) symbols.back().next = n;
+    symbols.push_back({id, n - 1, -1, bytes});
+  };
+  // An unknown character waits, so the next one can fuse with it; a byte-fallback character does
+  // not flush it (the library's order: its bytes can come before the unknown token before them).
+  std::int32_t unknown = -1;
+  std::size_t unknown_bytes = 0;
+  std::string s;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    const std::string c = encode_utf8(word[i]);
+    s.assign(i > 0 ? prefix_ : std::string());
+    s += c;
+    if (i + 1 == word.size()) s += suffix_;
+    const auto found = vocab_.find(s);
+    if (found != vocab_.end()) {
+      if (unknown >= 0) add(unknown, unknown_bytes);
+      unknown = -1;
+      add(found->second, c.size());
+      continue;
     }
-    if (best == symbols.size()) break;
-    symbols[best] += symbols[best + 1];
-    symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+    if (byte_fallback_ && std::all_of(s.begin(), s.end(), [this](char b) {
+          return byte_ids_[static_cast<unsigned char>(b)] >= 0;
+        })) {
+      for (const char b : s) add(byte_ids_[static_cast<unsigned char>(b)], 1);
+      continue;
+    }
+    if (!has_unk_) continue;  // dropped: its neighbours meet
+    if (unknown >= 0 && fuse_unk_) {
+      unknown_bytes += c.size();
+      continue;
+    }
+    if (unknown >= 0) add(unknown, unknown_bytes);
+    unknown = must_have(unk_);
+    unknown_bytes = c.size();
   }
-  for (const std::string& s : symbols) {
-    const std::int64_t id = id_of(s);
-    if (id >= 0)
-      ids.push_back(static_cast<std::int32_t>(id));
-    else if (unk_ >= 0)
-      ids.push_back(unk_);
+  if (unknown >= 0) add(unknown, unknown_bytes);
+
+  std::vector<Candidate> queue;
+  for (std::size_t i = 0; i + 1 < symbols.size(); ++i)
+    if (const Merge* m = merge_of(symbols[i].id, symbols[i + 1].id))
+      queue.push_back({m->rank, static_cast<std::int32_t>(i), m->id});
+  std::make_heap(queue.begin(), queue.end());
+  while (!queue.empty()) {
+    std::pop_heap(queue.begin(), queue.end());
+    const Candidate top = queue.back();
+    queue.pop_back();
+    Symbol& left = symbols[static_cast<std::size_t>(top.pos)];
+    if (left.bytes == 0 || left.next < 0) continue;
+    Symbol& right = symbols[static_cast<std::size_t>(left.next)];
+    const Merge* now = merge_of(left.id, right.id);
+    if (now == nullptr || now->id != top.id) continue;  // a pair that has changed since
+    left.id = top.id;
+    left.bytes += right.bytes;
+    left.next = right.next;
+    right.bytes = 0;
+    if (left.next >= 0) symbols[static_cast<std::size_t>(left.next)].prev = top.pos;
+    auto offer = [&](std::int32_t pos) {
+      const Symbol& a = symbols[static_cast<std::size_t>(pos)];
+      if (a.next < 0) return;
+      if (const Merge* m = merge_of(a.id, symbols[static_cast<std::size_t>(a.next)].id)) {
+        queue.push_back({m->rank, pos, m->id});
+        std::push_heap(queue.begin(), queue.end());
+      }
+    };
+    if (left.prev >= 0) offer(left.prev);
+    offer(top.pos);
   }
+  for (const Symbol& sym : symbols)
+    if (sym.bytes != 0) ids.push_back(sym.id);
 }
 
 }  // namespace slimtrain::tokenize::hf

@@ -2,10 +2,13 @@
 
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
+#include <unicode/uscript.h>
+#include <unicode/uset.h>
 #include <unicode/ustring.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
 
+#include <array>
 #include <vector>
 
 #include "slimtrain/core/error.hpp"
@@ -54,12 +57,28 @@ std::u32string normalize(const UNormalizer2* form, const std::u32string& text) {
   return from_utf16(out.data(), n);
 }
 
-const UNormalizer2* instance(const UNormalizer2* (*get)(UErrorCode*)) {
+// The library's normalization tables are Unicode 9.0's (unicode-normalization-alignments): a
+// character assigned later has no decomposition and combining class 0 there. ICU's normalizer
+// filtered to the characters of 9.0 does the same (as IDNA filters to 3.2).
+const UNormalizer2* of_unicode_9(const UNormalizer2* (*get)(UErrorCode*)) {
   UErrorCode status = U_ZERO_ERROR;
-  const UNormalizer2* n = get(&status);
+  const UNormalizer2* full = get(&status);
+  USet* set = uset_openPattern(u"[:age=9.0:]", -1, &status);
+  const UNormalizer2* filtered = unorm2_openFiltered(full, set, &status);
   if (U_FAILURE(status))
     SLIMTRAIN_THROW(Error, "ICU normaliser unavailable: ", u_errorName(status));
-  return n;
+  return filtered;  // kept for the process, with its set
+}
+
+// Whether `c` was assigned by Unicode `major`.0 (unassigned characters are of age 0.0).
+bool assigned_by(char32_t c, std::uint8_t major) {
+  UVersionInfo age;
+  u_charAge(static_cast<UChar32>(c), age);
+  return age[0] <= major;
+}
+
+std::uint32_t category_mask(char32_t c) {
+  return U_GET_GC_MASK(static_cast<UChar32>(c));
 }
 
 }  // namespace
@@ -99,12 +118,22 @@ std::string encode_utf8(const std::u32string& text) {
 }
 
 std::u32string nfd(const std::u32string& text) {
-  static const UNormalizer2* form = instance(unorm2_getNFDInstance);
+  static const UNormalizer2* form = of_unicode_9(unorm2_getNFDInstance);
   return normalize(form, text);
 }
 
 std::u32string nfc(const std::u32string& text) {
-  static const UNormalizer2* form = instance(unorm2_getNFCInstance);
+  static const UNormalizer2* form = of_unicode_9(unorm2_getNFCInstance);
+  return normalize(form, text);
+}
+
+std::u32string nfkd(const std::u32string& text) {
+  static const UNormalizer2* form = of_unicode_9(unorm2_getNFKDInstance);
+  return normalize(form, text);
+}
+
+std::u32string nfkc(const std::u32string& text) {
+  static const UNormalizer2* form = of_unicode_9(unorm2_getNFKCInstance);
   return normalize(form, text);
 }
 
@@ -125,29 +154,40 @@ bool is_whitespace(char32_t c) {
          u_isUWhiteSpace(static_cast<UChar32>(c));
 }
 
+// The next three are the unicode_categories crate's, whose tables are Unicode 8.0's: characters
+// assigned later are none of them there, and a few have changed category since.
 bool is_control(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
-  switch (u_charType(static_cast<UChar32>(c))) {
-    case U_CONTROL_CHAR:
-    case U_FORMAT_CHAR:
-    case U_SURROGATE:
-    case U_PRIVATE_USE_CHAR:
-    case U_UNASSIGNED:
-      return true;
-    default:
-      return false;
-  }
+  return (category_mask(c) & (U_GC_CC_MASK | U_GC_CF_MASK | U_GC_CO_MASK | U_GC_CS_MASK)) != 0 &&
+         assigned_by(c, 8);
 }
 
 bool is_punctuation(char32_t c) {
   if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
       (c >= 123 && c <= 126))
     return true;
-  return u_ispunct(static_cast<UChar32>(c));
+  if (c < 0x80) return false;
+  if (c == 0x166D || c == 0x111C9) return true;  // Po in 8.0
+  return (category_mask(c) & U_GC_P_MASK) != 0 && assigned_by(c, 8);
 }
 
 bool is_nonspacing_mark(char32_t c) {
-  return u_charType(static_cast<UChar32>(c)) == U_NON_SPACING_MARK;
+  if (c < 0x300) return false;
+  if (c == 0x1734) return true;                                                 // Mn in 8.0
+  if (c == 0x1885 || c == 0x1886 || c == 0xA9BD || c == 0x111C9) return false;  // not yet Mn
+  return (category_mask(c) & U_GC_MN_MASK) != 0 && assigned_by(c, 8);
+}
+
+// unicode-normalization-alignments' is_combining_mark: Unicode 9.0's marks.
+bool is_mark(char32_t c) {
+  if (c < 0x300) return false;
+  if (c == 0x1CF2 || c == 0x1CF3) return true;  // Mc in 9.0
+  if (c == 0x111C9) return false;               // Po in 9.0
+  return (category_mask(c) & U_GC_M_MASK) != 0 && assigned_by(c, 9);
+}
+
+bool is_numeric(char32_t c) {
+  return (category_mask(c) & U_GC_N_MASK) != 0;
 }
 
 bool is_word_character(char32_t c) {
@@ -171,6 +211,37 @@ bool is_cjk(char32_t c) {
          (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
          (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+int unigram_script(char32_t c) {
+  if (c == ' ') return -1;
+  if (c == 0x30FC) return USCRIPT_HAN;
+  // Four characters whose script changed after the library's table was made.
+  if (c == 0x953 || c == 0x954) return USCRIPT_DEVANAGARI;
+  if (c == 0x589 || c == 0x61C) return USCRIPT_COMMON;
+  if (!assigned_by(c, 9)) return -1;
+  UErrorCode status = U_ZERO_ERROR;
+  const UScriptCode script = uscript_getScript(static_cast<UChar32>(c), &status);
+  if (U_FAILURE(status) || script == USCRIPT_UNKNOWN) return -1;
+  if (script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA) return USCRIPT_HAN;
+  return static_cast<int>(script);
+}
+
+// GPT-2's 256 bytes as printable characters: the printable ones as themselves, the rest (controls,
+// space, 127-160, 173) as 256, 257, ... in order.
+std::u32string byte_level(const std::u32string& text) {
+  static const std::array<char32_t, 256> map = [] {
+    std::array<char32_t, 256> m{};
+    char32_t next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
+      m[static_cast<std::size_t>(b)] = printable ? static_cast<char32_t>(b) : next++;
+    }
+    return m;
+  }();
+  std::u32string out;
+  for (const char c : encode_utf8(text)) out.push_back(map[static_cast<unsigned char>(c)]);
+  return out;
 }
 
 }  // namespace slimtrain::tokenize::hf

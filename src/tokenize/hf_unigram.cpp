@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "slimtrain/core/error.hpp"
-#include "slimtrain/tokenize/hf_steps.hpp"
+#include "slimtrain/tokenize/hf_model.hpp"
 #include "slimtrain/tokenize/hf_unicode.hpp"
 
 namespace slimtrain::tokenize::hf {
@@ -24,7 +24,8 @@ std::size_t utf8_length(unsigned char lead) {
 
 }  // namespace
 
-Unigram::Unigram(const nlohmann::json& model, const std::string& where) : where_(where) {
+Unigram::Unigram(const nlohmann::json& model, const std::string& where) {
+  where_ = where;
   if (!model.contains("vocab") || !model["vocab"].is_array() || model["vocab"].empty())
     SLIMTRAIN_THROW(ConfigError, where, ": the Unigram model has no \"vocab\" list");
   min_score_ = std::numeric_limits<double>::infinity();
@@ -41,6 +42,7 @@ Unigram::Unigram(const nlohmann::json& model, const std::string& where) : where_
     longest_ = std::max(longest_, piece.size());
   }
   max_id_ = static_cast<std::int64_t>(scores_.size()) - 1;
+  size_ = static_cast<std::int64_t>(scores_.size());
   if (model.contains("unk_id") && !model["unk_id"].is_null()) {
     if (!model["unk_id"].is_number_integer() || model["unk_id"].get<std::int64_t>() < 0 ||
         model["unk_id"].get<std::int64_t>() > max_id_)

@@ -12,8 +12,9 @@ hf_tokenizer.sh.
                               hard texts, label a or b), DIR/pairs.csv (two texts and a label);
                               Unigram ones as transformers converts SentencePiece models:
                               DIR/xlmr/ (XLM-RoBERTa's pipeline), DIR/xlmr-bytes/ (byte fallback);
-                              DIR/bad-*.json (a WordLevel model, a Prepend normalizer, Metaspace
-                              prepend_scheme first, a charsmap not base64, broken JSON)
+                              DIR/bad-*.json (a model, a normalizer and a Metaspace
+                              prepend_scheme the library does not have, a charsmap not base64,
+                              broken JSON)
   hf_tokenizer.py bert DIR    DIR/bert/: a small random BertForSequenceClassification
                               (save_pretrained) with the uncased tokenizer beside it,
                               DIR/bert-pairs/ (the same with wide weights), DIR/distilbert/ (no
@@ -32,47 +33,13 @@ hf_tokenizer.sh.
                               CKPT's own tokenizer (its token_type_ids included), within 1e-4
 """
 import csv
-import glob
 import json
 import sys
 
 import h5py
 import numpy as np
+from hf_tokenizer_zoo import HARD, corpus, write_tables
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-
-HARD = [
-    "Hello, World! This is a plain sentence.",
-    "Ελληνικά κείμενα και Кириллица: съешь же ещё этих мягких булок",
-    "العربية نص تجريبي مع أرقام ١٢٣",
-    "हिन्दी पाठ और বাংলা লেখা",
-    "中文文本测试，北京欢迎你！日本語のテキスト、カタカナ。한국어 텍스트입니다",
-    "ภาษาไทยไม่มีช่องว่างระหว่างคำ",
-    "emoji 😀🎉👍🏽 and 👨‍👩‍👧 families ❤️",
-    "combining: cafe\u0301 nai\u0308ve re\u0301sume\u0301 Ångström ÉCOLE Straße İstanbul ΣΊΣΥΦΟΣ",
-    "a" * 150 + " pneumonoultramicroscopicsilicovolcanoconiosis " + "ab" * 60,
-    "runs   of    spaces\t\ttabs\tand\nnew\nlines\r\nand\u00a0nbsp\u2003em\u200bzero-width",
-    "\u3000",  # whitespace alone: normalised to the empty string (prep refuses a record of no bytes)
-    "\u00a0 \u2003",
-    "control\x07bell and \x01 soh and \u200e marks",
-    "specials inline: [MASK] and [SEP] and [UNK] here",
-    "punctuation!!! ... ??? «quotes» „more“ — dashes – and ¿questions? 1,234.56 $100 #tag @user",
-    "MiXeD CaSe WoRdS and numbers 12345 67890 3.14159",
-    "compatibility forms: \ufb01 ligature \u2460 circled \uff21\uff22\uff23 fullwidth \uff76\uff80\uff76\uff85 \u337f \u2122",
-    "a mask lstrips: hello <mask> world, x  <mask>   y, ``quoted''",
-]
-
-
-def corpus():
-    texts = list(HARD)
-    for path in sorted(glob.glob("/usr/share/games/fortunes/*"))[:12]:
-        if path.endswith((".dat", ".u8")):
-            continue
-        try:
-            texts += open(path, encoding="utf-8", errors="replace").read().split("\n%\n")[:400]
-        except OSError:
-            pass
-    return texts
-
 
 def wordpiece(lowercase):
     t = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
@@ -169,23 +136,12 @@ def make(d):
         wordpiece(lower).save(f"{d}/{name}/tokenizer.json")
         json.dump({"model_max_length": 48, "tokenizer_class": "BertTokenizer"},
                   open(f"{d}/{name}/tokenizer_config.json", "w"))
-    with open(f"{d}/texts.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["text", "label"])
-        for i, text in enumerate(HARD * 2):
-            w.writerow([text, "ab"[i % 2]])
-    with open(f"{d}/pairs.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["first", "second", "label"])
-        for i, text in enumerate(HARD):
-            w.writerow([text, HARD[(i + 3) % len(HARD)], "ab"[i % 2]])
+    write_tables(d)
     good = json.load(open(f"{d}/uncased/tokenizer.json"))
-    json.dump(dict(good, model={"type": "WordLevel", "vocab": {"<unk>": 0}, "unk_token": "<unk>"}),
-              open(f"{d}/bad-model.json", "w"))
-    json.dump(dict(good, normalizer={"type": "Prepend", "prepend": "\u2581"}),
-              open(f"{d}/bad-normalizer.json", "w"))
+    json.dump(dict(good, model=dict(good["model"], type="WordPieceX")), open(f"{d}/bad-model.json", "w"))
+    json.dump(dict(good, normalizer={"type": "Capitalize"}), open(f"{d}/bad-normalizer.json", "w"))
     xlmr = json.load(open(f"{d}/xlmr/tokenizer.json"))
-    json.dump(dict(xlmr, pre_tokenizer=dict(xlmr["pre_tokenizer"], prepend_scheme="first")),
+    json.dump(dict(xlmr, pre_tokenizer=dict(xlmr["pre_tokenizer"], prepend_scheme="sometimes")),
               open(f"{d}/bad-metaspace.json", "w"))
     charsmap = xlmr["normalizer"]["normalizers"][0]
     json.dump(dict(xlmr, normalizer=dict(charsmap, precompiled_charsmap="not*base64")),

@@ -13,8 +13,12 @@
 # - Unigram as transformers converts SentencePiece models (XLM-RoBERTa's: the Precompiled
 #   charsmap, Strip, Replace, Metaspace, a <mask> that takes the space before it), with byte
 #   fallback too; an XLM-RoBERTa checkpoint gives transformers' logits through its tokenizer;
-# - a tokenizer.json naming a model (WordLevel), normalizer (Prepend) or Metaspace scheme (first)
-#   not implemented, a charsmap that is not base64, or not JSON: exit 2 naming it;
+# - one tokenizer.json of every shape the library has (hf_tokenizer_zoo.py: Llama 2's, Gemma's,
+#   T5's, ALBERT's, CLIP's, Falcon's, SmolLM's, OLMo's, files without a model type, every
+#   normalizer, pre-tokenizer and split behavior, BPE's options, WordLevel, added-token flags),
+#   each through prep text, their ids compared with the library's in one process;
+# - a tokenizer.json naming a model, normalizer or Metaspace scheme the library does not have, a
+#   charsmap that is not base64, or not JSON: exit 2 naming it;
 # - end to end: a BERT checkpoint with its tokenizer beside it fine-tuned at np 2 on a file
 #   prep text made with it; export --hf copies the tokenizer files.
 . "$(dirname "$0")/lib.sh"
@@ -67,17 +71,33 @@ done
 check "XLM-RoBERTa's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
   --text-column second --label-column label --tokenizer "$work/xlmr/tokenizer.json" --max-length 20 -o "$work/xp.h5"
 check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work/xlmr/tokenizer.json" "$work/pairs.csv" "$work/xp.h5" 20 pair
-check "a WordLevel model: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-model.json" -o "$work/x.h5"
-check "  naming it" contains "bad-model.json: model WordLevel is not implemented (WordPiece, BPE and Unigram)"
-check "a Prepend normalizer: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
-check "  naming it" contains "bad-normalizer.json: normalizer Prepend is not implemented"
-check "Metaspace's prepend_scheme first: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-metaspace.json" -o "$work/x.h5"
-check "  naming it" contains "bad-metaspace.json: Metaspace with prepend_scheme first is not implemented (always, never)"
+check "a model the library does not have: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-model.json" -o "$work/x.h5"
+check "  naming it" contains "bad-model.json: model WordPieceX is not one the tokenizers library has (BPE, WordPiece, WordLevel, Unigram)"
+check "a normalizer the library does not have: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
+check "  naming it" contains "bad-normalizer.json: normalizer Capitalize is not one the tokenizers library has"
+check "a Metaspace prepend_scheme the library does not have: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-metaspace.json" -o "$work/x.h5"
+check "  naming it" contains "bad-metaspace.json: Metaspace with prepend_scheme sometimes is not one the tokenizers library has (always, first, never)"
 check "a charsmap that is not base64: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-charsmap.json" -o "$work/x.h5"
 check "  naming it" contains "bad-charsmap.json: the Precompiled normalizer's charsmap is not base64"
 check "a tokenizer.json cut short: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-broken.json" -o "$work/x.h5"
 check "  naming the file" contains "bad-broken.json: is not JSON"
 check "  nothing written" eval '[ ! -e "$work/x.h5" ]'
+
+# One tokenizer.json of every shape the library has (hf_tokenizer_zoo.py), each through prep text
+# (--skip-bad: a text that is whitespace alone to a tokenizer with no special tokens is no
+# sample), then one comparison of them all.
+zoo_py="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_tokenizer_zoo.py"
+"$PY2" "$zoo_py" make "$work/zoo" > /dev/null 2>&1 || { "$PY2" "$zoo_py" make "$work/zoo"; exit 1; }
+zoo_ok=0
+while read -r name table; do
+  columns=(--text-column text)
+  [ "$table" = pairs ] && columns=(--text-column first --text-column second)
+  "$S" prep text --train "$work/zoo/$table.csv" "${columns[@]}" --label-column label --skip-bad \
+    --tokenizer "$work/zoo/$name/tokenizer.json" --max-length 0 -o "$work/zoo/$name.h5" \
+    > "$work/zoo/$name.log" 2>&1 || { echo "prep text on $name:"; tail -3 "$work/zoo/$name.log"; zoo_ok=1; }
+done < "$work/zoo/zoo.txt"
+check "prep text with every tokenizer of the zoo ($(wc -l < "$work/zoo/zoo.txt") tokenizer.json files)" eval '[ $zoo_ok = 0 ]'
+check "  the ids of tokenizers on each" "$PY2" "$zoo_py" check "$work/zoo"
 
 "$PY2" "$tok" bert "$work" > /dev/null 2>&1 || { "$PY2" "$tok" bert "$work"; exit 1; }
 check "pairs with a BERT checkpoint's tokenizer (its config.json beside)" expect_rc 0 np 2 "$S" prep text \

@@ -1,15 +1,10 @@
 #pragma once
 /**
  * @brief A HuggingFace tokenizer.json read and run natively: the same ids as the tokenizers
- * library for what it implements, exit 2 naming the component for what it does not.
- *
- * Implemented: added and special tokens (matched in the raw text, longest first, lstrip and
- * rstrip); normalizers BertNormalizer, NFC, NFD, Lowercase, StripAccents, Precompiled
- * (hf_precompiled.cpp), Strip, Replace and Sequence of them; pre-tokenizers BertPreTokenizer,
- * Whitespace, WhitespaceSplit, Split, ByteLevel, Metaspace and Sequence of them; the WordPiece,
- * BPE (hf_bpe.cpp) and Unigram (hf_unigram.cpp) models; post-processors TemplateProcessing,
- * BertProcessing, RobertaProcessing and ByteLevel (single texts and pairs), and truncation to a
- * maximum length, longest first, counting the special tokens.
+ * library, with every component it has (hf_normalizer.hpp, hf_pre_tokenizer.hpp, hf_model.hpp,
+ * hf_added_tokens.hpp, hf_post_processor.hpp); a component it does not have is a ConfigError
+ * naming it. The file's decoder is not run (nothing here turns ids back into text), nor its
+ * truncation and padding sections (the caller's maximum length cuts, batches pad).
  */
 #include <cstdint>
 #include <functional>
