@@ -91,6 +91,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("max-pool", bound(c.max_pool), "own or libtorch: the 2x2 max pooling of cnn-small and cnn-bn on contiguous CPU tensors; own is slimtrain's loop, bit-identical to LibTorch's kernel and 3-4x faster than it on the test VM; libtorch compares against models that call torch::max_pool2d (TorchScript models always do)")
     ("data-mode", bound(c.data_mode), "auto, memory or stream")
     ("memory-budget-mb", bound(c.memory_budget_mb), "auto mode loads the shard into memory below this")
+    ("memory-per-rank", bound(c.memory_per_rank_gb), "GB (10^9 bytes) one rank may hold: before any weight is loaded, the memory plan (weights, gradients, optimizer state and an activation estimate for this --shard, --precision, --optim and batch) is checked against it, and the run refuses to start (exit 2) when it does not fit, naming the smallest --shard that does. 0: measured, the GPU's free memory, or on a CPU this host's available memory (within its cgroup's limit, as under Slurm) shared among its ranks")
     ("augment-crop-padding", bound(c.augment_crop_padding), "augmentation: pad each training image by P black pixels and crop it back at a random offset (a random shift of up to P pixels; 0: off)")
     ("augment-flip", bound(c.augment_flip)->implicit_value(true, "true"), "augmentation: mirror each training image left-right with probability 1/2 (--augment-flip, or augment-flip = true in an INI file)")
     ("augment-rotate", bound(c.augment_rotate_deg), "augmentation: rotate each training image by a uniform angle in [-DEG, DEG] (bilinear, black corners; 0: off)")
@@ -172,6 +173,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<double>("--label-smoothing", c.arch.label_smoothing, 0.0, 0.999);
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<std::int64_t>("--memory-budget-mb", c.memory_budget_mb, 0, INT64_MAX >> 20);
+  require_range<double>("--memory-per-rank", c.memory_per_rank_gb, 0.0, 1e9);
   require_range<int>("--augment-crop-padding", c.augment_crop_padding, 0, 4096);
   require_range<double>("--augment-rotate", c.augment_rotate_deg, 0.0, 180.0);
   require_range<double>("--augment-erase", c.augment_erase, 0.0, 1.0);

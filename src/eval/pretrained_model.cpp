@@ -1,5 +1,7 @@
 #include "slimtrain/eval/pretrained_model.hpp"
 
+#include <algorithm>
+
 #include "slimtrain/ckpt/safetensors.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/model_for_data.hpp"
@@ -17,6 +19,18 @@ model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& net, const std:
   source.read = [set](const std::string& name) { return set->read(name); };
   source.names = [set] { return set->names(); };
   return model::hf::load_pretrained(net, source);
+}
+
+CheckpointCount hf_checkpoint_parameters(const std::string& dir) {
+  ckpt::SafetensorsSet set(dir);  // the headers only: no tensor is read
+  CheckpointCount count;
+  for (const std::string& name : set.names()) {
+    if (model::hf::ignorable(name)) continue;
+    const std::int64_t n = set.entry(name).numel();
+    count.values += n;
+    count.largest = std::max(count.largest, n);
+  }
+  return count;
 }
 
 void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec) {

@@ -110,6 +110,21 @@ GpuChoice find_gpu(const Runtime& runtime) {
   return gpu;
 }
 
+std::uint64_t gpu_free_bytes(int index) {
+#ifdef SLIMTRAIN_HAVE_NCCL
+  int current = 0;
+  SLIMTRAIN_CHECK_CUDA(cudaGetDevice(&current));
+  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));
+  std::size_t free = 0, total = 0;
+  const cudaError_t rc = cudaMemGetInfo(&free, &total);
+  SLIMTRAIN_CHECK_CUDA(cudaSetDevice(current));
+  return rc == cudaSuccess ? free : 0;
+#else
+  (void)index;
+  return 0;
+#endif
+}
+
 void use_gpu(int index) {
 #ifdef SLIMTRAIN_HAVE_NCCL
   SLIMTRAIN_CHECK_CUDA(cudaSetDevice(index));

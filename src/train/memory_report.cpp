@@ -27,7 +27,8 @@ nlohmann::json memory_report(const Session& s) {
           {"baseline_resident_bytes", baseline},
           {"peak_resident_bytes", peak},
           {"peak_above_baseline_bytes", above(peak, baseline)},
-          {"startup_peak_above_baseline_bytes", above(startup, baseline)}};
+          {"startup_peak_above_baseline_bytes", above(startup, baseline)},
+          {"planned_bytes", s.memory_plan.total()}};
 }
 
 void add_checkpoint_peak(nlohmann::json& memory, const Session& s) {

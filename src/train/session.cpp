@@ -13,6 +13,7 @@
 #include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/evaluation.hpp"
+#include "slimtrain/train/memory_check.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/stop_signal.hpp"
@@ -215,7 +216,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"total_steps", s.total_steps},
                              {"resumed_at_step", at.step},
                              {"resume_ms", resume_ms},
-                             {"startup_seconds", startup}});
+                             {"startup_seconds", startup},
+                             {"memory_plan", memory_plan_json(s)}});
 }
 
 }  // namespace slimtrain::train

@@ -17,11 +17,13 @@
 #include "slimtrain/train/device_batches.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/evaluation.hpp"
+#include "slimtrain/train/memory_check.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/optimizers.hpp"
 #include "slimtrain/train/session.hpp"
 #include "slimtrain/train/stop_signal.hpp"
+#include "slimtrain/train/sync_choice.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -156,9 +158,12 @@ void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
   // Checked before anything is built: the file holds what this kind of model takes.
   const model::ModelSpec spec = eval::model_for_data(cfg.arch, cfg.model, s.info);
+  // A checkpoint's plan before any of its weights exists; a built-in or script model is small.
+  if (spec.name == "hf") check_memory_plan(s, hf_model_size(spec, s.info));
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(spec);
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
+  if (spec.name != "hf") check_memory_plan(s, built_model_size(*s.model));
   if (s.spec.name == "hf" && s.rt.rank() == 0)  // the initial broadcast gives the others
     eval::log_hf_load(eval::load_hf_weights(*s.model, s.spec.hf_dir), s.spec);
   if (s.model->trainable_parameters().empty())
@@ -228,10 +233,7 @@ void make_optimizer_and_loader(Session& s) {
   std::vector<std::int64_t> numels;
   for (const torch::Tensor& p : params) numels.push_back(p.numel());
   s.shard = parse_shard_mode(cfg.shard);
-  // DDP's 25 MB on a GPU, where NCCL takes a bucket in one call; 4 MiB on a CPU (bench/train).
-  const std::size_t bucket_bytes = cfg.bucket_bytes != 0     ? cfg.bucket_bytes
-                                   : s.device.kind == "cuda" ? 25u << 20
-                                                             : 4u << 20;
+  const std::size_t bucket_bytes = gradient_bucket_bytes(cfg.bucket_bytes, s.device.kind == "cuda");
   s.layout = std::make_unique<FlatLayout>(numels, bucket_bytes,
                                           s.shard == ShardMode::none ? 1 : s.rt.size());
   if (s.shard != ShardMode::none)

@@ -30,6 +30,10 @@ OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard) {
   return {true, "GPU compute leaves the CPU to issue NCCL work during backward"};
 }
 
+std::size_t gradient_bucket_bytes(std::size_t option, bool gpu) {
+  return option != 0 ? option : gpu ? 25u << 20 : 4u << 20;
+}
+
 OverlapChoice choose_grad_sink(bool gpu, const char* forced) {
   const std::string force = forced ? forced : "";
   if (force == "on") return {true, "SLIMTRAIN_GRAD_SINK=on"};

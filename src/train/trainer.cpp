@@ -274,6 +274,11 @@ void Trainer::finish(nlohmann::json memory) {
   settle();
   checkpoints_->save_final(pos_);
   add_checkpoint_peak(memory, s);
+  // The measured peak beside the plan: how far the start-up estimate was off on this run.
+  log::info_rank0(
+      "memory on rank 0: peak ", gigabytes(memory["peak_resident_bytes"]),
+      " resident in training, planned ", gigabytes(s.memory_plan.total()),
+      s.device.kind == "cuda" ? " (the plan counts the GPU's memory; the peak is the host's)" : "");
   nlohmann::json final_metrics = nullptr;
   if (s.final_split.empty()) {
     log::info_rank0(no_final_evaluation(s));

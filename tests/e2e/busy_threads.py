@@ -7,7 +7,7 @@ between threads (the main thread computes, then the communicator's worker waits 
 CPU time per thread would count both of those as busy, and on a loaded machine (CI runs tests
 side by side) it shrinks below any fixed threshold; runnable states do neither.
 
-The rule (docs/training.md, "Threads") covers the compute threads: LibTorch's intra-op pool,
+The rule (docs/training-cpu.md, "Threads") covers the compute threads: LibTorch's intra-op pool,
 OpenMP and the BLAS, which all carry the process's name. slimtrain's own threads are named st-*;
 since gradients are reduced while backward runs, st-comm-data is meant to be runnable beside the
 compute thread, so they are counted apart.

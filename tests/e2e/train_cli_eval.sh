@@ -26,6 +26,8 @@ bad "$work/nope.h5: no such file" --data "$work/nope.h5"
 bad "--eval-split: .* has no split 'val'" --data "$D" --eval-split val
 bad "--grad-compression: 'fp8' is not one of none, bf16" --data "$D" --grad-compression fp8
 bad "--cnn-layers: 9 is outside" --data "$D" --model cnn-bn --cnn-layers 9
+bad "--memory-per-rank: -1 is outside" --data "$D" --memory-per-rank -1
+bad "the memory plan needs .* GB per rank with --shard none (weights 0.00, .*), more than rank 0's 0.00 GB (--memory-per-rank)" --data "$D" --memory-per-rank 0.000001
 printf 'batch-size = 0\n' >"$work/bad.ini"
 bad "--batch-size: 0 is outside" --config "$work/bad.ini" --data "$D"
 printf 'bogus-key = 3\n' >"$work/bad2.ini"
@@ -47,6 +49,13 @@ check "training at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --d
 check "  with gradients in several buckets" contains "gradient buckets: [2-9] (overlap o[nf]*; --overlap auto: "
 check "  pieces chosen by timing both sizes" contains "pieces of at most \\(1024\\|4096\\) KiB (measured: an 8 MiB all-reduce took [0-9.]* ms in 4 MiB pieces, [0-9.]* ms in 1 MiB ones)"
 check "  and recorded" json_is "$(events "$R" start)" 'e["chunk_bytes"] in (1 << 20, 4 << 20)'
+check "  the memory plan in the start lines" contains "memory plan: [0-9.]* GB per rank with --shard none (weights .*), counted from the model as built; budget [0-9.]* GB (rank [01]: its host's available memory"
+check "  and in the start record, within the budget" json_is "$(events "$R" start)" '0 < e["memory_plan"]["total_bytes"] <= e["memory_plan"]["budget_bytes"]'
+check "  the measured peak beside it" contains "memory on rank 0: peak [0-9.]* GB resident in training, planned [0-9.]* GB"
+check "  and in the done event" json_is "$(events "$R" done)" 'e["memory"]["planned_bytes"] > 0 and e["memory"]["peak_resident_bytes"] > 0'
+check "the plan refused under mpirun -np 2 exits 2" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" train --data "$D" --out "$runs/plan" --memory-per-rank 0.01
+check "  naming the numbers and the floor" contains "no --shard mode fits: with --shard gradients every rank still holds every weight"
+check "  leaves no run directory" test ! -e "$runs/plan"
 [ "$fails" -eq 0 ] || { finish; exit 1; }
 final=$(events "$R" done | "$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["test"]))')
 echo "  final test evaluation: ${final:0:120}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The thread rule (docs/training.md, "Threads"): with N ranks on a node, a rank's LibTorch intra-op
+# The thread rule (docs/training-cpu.md, "Threads"): with N ranks on a node, a rank's LibTorch intra-op
 # threads, OpenMP and the BLAS's own pool together use the rank's share of the cores (--threads
 # 0). At 1 rank (no launcher: the whole machine), 2 and 4 ranks (mpirun --bind-to none, so the
 # share comes from slimtrain's own split, not from a binding), every rank's thread states are read

@@ -30,3 +30,8 @@ slimtrain_add_gtest(NAME unit_step_ahead_copy TIER unit TIMEOUT 30
   SOURCES test_step_ahead_copy.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(unit_step_ahead_copy)
+# The memory plan: bytes a parameter costs per --shard mode, activations, what a refusal names.
+slimtrain_add_gtest(NAME unit_memory_plan TIER unit TIMEOUT 30
+  SOURCES test_memory_plan.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(unit_memory_plan)

@@ -4,6 +4,7 @@
  * and its weights loaded from DIR's safetensors (the loading itself is model/hf/pretrained.hpp's):
  * what `train` starts from and `eval` evaluates without a training run.
  */
+#include <cstdint>
 #include <string>
 
 #include "slimtrain/data/dataset_info.hpp"
@@ -15,6 +16,13 @@ namespace slimtrain::eval {
 
 /** @brief DIR's safetensors (one file or an index) copied into `model` by name. */
 model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& model, const std::string& dir);
+
+/** @brief Values of the tensors DIR's safetensors hold that a classifier loads, and of the
+ * largest, from the headers alone (the memory plan's count, before any weight exists). */
+struct CheckpointCount {
+  std::int64_t values = 0, largest = 0;
+};
+CheckpointCount hf_checkpoint_parameters(const std::string& dir);
 
 /** @brief The log lines of a load: tensors loaded and left out (info), a created head (warn). */
 void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec);

@@ -35,6 +35,9 @@ struct GpuChoice {
  */
 GpuChoice find_gpu(const Runtime& runtime);
 
+/** @brief GPU `index`'s free memory now (cudaMemGetInfo); 0 when unknown or built without CUDA. */
+std::uint64_t gpu_free_bytes(int index);
+
 /** @brief cudaSetDevice(index), once no two ranks share the GPU. */
 void use_gpu(int index);
 

@@ -19,4 +19,8 @@ std::uint64_t peak_resident_bytes();
  */
 bool reset_peak_resident();
 
+/** @brief What the host could give processes now without swapping (MemAvailable), at most what
+ * this process's cgroup (v2) still allows (memory.max less memory.current); 0 unknown. */
+std::uint64_t available_memory_bytes();
+
 }  // namespace slimtrain::runtime

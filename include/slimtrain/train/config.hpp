@@ -51,6 +51,8 @@ struct TrainConfig {
   std::string max_pool = "own";
   std::string data_mode = "auto";
   std::int64_t memory_budget_mb = 2048;
+  /** @brief --memory-per-rank in GB (10^9 bytes): the memory plan's budget; 0: measured. */
+  double memory_per_rank_gb = 0.0;
   /** @brief Training-time augmentation (data/augment.hpp); evaluation never augments. */
   int augment_crop_padding = 0;
   bool augment_flip = false;

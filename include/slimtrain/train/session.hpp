@@ -22,6 +22,7 @@
 #include "slimtrain/train/config.hpp"
 #include "slimtrain/train/flat_layout.hpp"
 #include "slimtrain/train/grad_sync.hpp"
+#include "slimtrain/train/memory_plan.hpp"
 #include "slimtrain/train/placement.hpp"
 #include "slimtrain/train/precision.hpp"
 #include "slimtrain/train/run_log.hpp"
@@ -88,6 +89,9 @@ struct Session {
   /** @brief This process's resident bytes before the model existed (the done event's memory). */
   std::uint64_t baseline_resident_bytes = 0;
   std::uint64_t startup_peak_resident_bytes = 0;  ///< VmHWM before training began (a resume's)
+  /** @brief What this rank was planned to hold, and its budget (memory_check.hpp). */
+  MemoryPlan memory_plan;
+  MemoryBudget memory_budget;
   /** @brief Optimizer steps per epoch: the loader's batches in whole groups of --grad-accum. */
   std::int64_t steps_per_epoch = 0;
   /** @brief open_session's stages and their seconds on this rank, in order. */

@@ -11,6 +11,10 @@
 
 namespace slimtrain::train {
 
+/** @brief A gradient bucket's bytes: --bucket-mb (`option`, bytes) when set, else DDP's 25 MB on
+ * a GPU, where NCCL takes a bucket in one call, and 4 MiB on a CPU (bench/train). */
+std::size_t gradient_bucket_bytes(std::size_t option, bool gpu);
+
 /** @brief Whether gradients are all-reduced during backward, and why. */
 struct OverlapChoice {
   bool on = false;

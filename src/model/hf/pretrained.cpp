@@ -18,13 +18,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Tensors of other heads and non-learned buffers: transformers ignores them when loading too.
+}  // namespace
+
 bool ignorable(const std::string& name) {
   return starts_with(name, "cls.") || starts_with(name, "lm_head.") ||
          ends_with(name, ".position_ids") || ends_with(name, ".token_type_ids");
 }
-
-}  // namespace
 
 PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) {
   auto* hf = dynamic_cast<HfModel*>(&net);

@@ -30,6 +30,7 @@ struct BertConfig : HfConfig {
   std::int64_t position_offset = 0;
 
   std::int64_t max_tokens() const override { return max_position_embeddings - position_offset; }
+  std::int64_t ffn_width() const override { return intermediate_size; }
   PostNormLayer::Settings layer_settings() const {
     return {num_attention_heads, hidden_act, hidden_dropout_prob, attention_probs_dropout_prob};
   }

@@ -26,6 +26,12 @@ struct HfConfig {
   const HfArchitecture& architecture() const;
   /** @brief The longest token sequence the model takes; 0 for image models. */
   virtual std::int64_t max_tokens() const { return 0; }
+  /** @brief Each layer's feed-forward width, and whether it is gated (SwiGLU: gate and up
+   * projections): what the memory plan's activation estimate needs (train/memory_plan.hpp). */
+  virtual std::int64_t ffn_width() const { return 4 * hidden_size; }
+  virtual bool gated_ffn() const { return false; }
+  /** @brief The tokens an image model makes of every sample; 0 for text (the data says). */
+  virtual std::int64_t image_tokens() const { return 0; }
   /** @brief "bert hidden 512 layers 4 heads 8 vocab 30522": what messages say. */
   std::string describe() const;
 

@@ -38,6 +38,8 @@ struct DecoderConfig : HfConfig {
   bool mlp_bias = false;  ///< biases on gate_proj, up_proj, down_proj (Llama's mlp_bias)
 
   std::int64_t max_tokens() const override { return max_position_embeddings; }
+  std::int64_t ffn_width() const override { return intermediate_size; }
+  bool gated_ffn() const override { return true; }
 
  protected:
   std::string describe_more() const override { return " vocab " + std::to_string(vocab_size); }

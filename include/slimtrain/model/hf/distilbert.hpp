@@ -25,6 +25,7 @@ struct DistilBertConfig : HfConfig {
   bool sinusoidal_pos_embds = false;
 
   std::int64_t max_tokens() const override { return max_position_embeddings; }
+  std::int64_t ffn_width() const override { return hidden_dim; }
 
  protected:
   std::string describe_more() const override { return " vocab " + std::to_string(vocab_size); }

@@ -43,6 +43,10 @@ struct PretrainedLoad {
  */
 PretrainedLoad load_pretrained(ClassifierImpl& model, const WeightSource& source);
 
+/** @brief Whether a checkpoint tensor is one transformers leaves out when loading a classifier:
+ * another head's (cls.*, lm_head.*) or a non-learned buffer (position_ids, token_type_ids). */
+bool ignorable(const std::string& name);
+
 /** @brief The one-line warning about a created head ("" when none was created). */
 std::string describe_created(const PretrainedLoad& load, const std::string& dir);
 

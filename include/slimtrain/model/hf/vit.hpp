@@ -22,6 +22,10 @@ struct ViTConfig : HfConfig {
   std::int64_t intermediate_size = 0, image_size = 0, patch_size = 0, num_channels = 3;
   std::string hidden_act = "gelu";
   double hidden_dropout_prob = 0, attention_probs_dropout_prob = 0, layer_norm_eps = 1e-12;
+  std::int64_t ffn_width() const override { return intermediate_size; }
+  std::int64_t image_tokens() const override {
+    return (image_size / patch_size) * (image_size / patch_size) + 1;  // the patches and [CLS]
+  }
 
  protected:
   std::string describe_more() const override;

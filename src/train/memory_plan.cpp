@@ -1,0 +1,132 @@
+#include "slimtrain/train/memory_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace slimtrain::train {
+namespace {
+
+using u64 = std::uint64_t;
+
+constexpr int kMostRanksNamed = 4096;  // a refusal suggests no larger world size
+
+// Bytes one layer keeps for backward per sample, in 16 bits (Korthikanti et al. 2022 for a
+// post-2020 transformer block, taken apart): attention 11sh (its input, Q, K and V, the context,
+// a dropout mask) + 5as^2 (scores, softmax, dropout) where the kernel is not fused; the two norms
+// 4sh; the feed-forward its input 2sh and 2sf for each of its stored products: 2 (the first
+// product and its activation, plus a dropout mask sh) or 4 when gated (gate, up, activation,
+// their product).
+double layer_bytes_16(const ModelSize& m, bool fused) {
+  const double s = static_cast<double>(m.tokens), h = static_cast<double>(m.hidden);
+  const double f = static_cast<double>(m.ffn), a = static_cast<double>(m.heads);
+  const double attention = 11 * s * h + (fused ? 0.0 : 5 * a * s * s);
+  const double ffn = m.gated_ffn ? 2 * s * h + 8 * s * f : 3 * s * h + 4 * s * f;
+  return attention + 4 * s * h + ffn;
+}
+
+u64 activation_bytes(const ModelSize& m, const PlanSettings& p) {
+  if (m.layers <= 0 || m.tokens <= 0 || m.hidden <= 0) return 0;
+  const double scale = p.bf16 ? 1.0 : 2.0;  // fp32 stores every tensor in 4 bytes
+  const double per_sample = layer_bytes_16(m, p.fused_attention) * scale;
+  // Every layer's, one more for backward's working set (the gradient of a layer's activations),
+  // and the embeddings' output.
+  const double layers = static_cast<double>(m.layers + 1) * per_sample +
+                        4.0 * static_cast<double>(m.tokens * m.hidden);
+  return static_cast<u64>(layers * static_cast<double>(p.batch));
+}
+
+u64 share(u64 bytes, int world) {
+  return (bytes + static_cast<u64>(world) - 1) / static_cast<u64>(world);
+}
+
+const char* mode_option(ShardMode mode) {
+  return to_string(mode);
+}
+
+}  // namespace
+
+std::string gigabytes(u64 bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+
+std::string MemoryPlan::describe() const {
+  auto gb = [](u64 b) {
+    char text[24];
+    std::snprintf(text, sizeof text, "%.2f", static_cast<double>(b) / 1e9);
+    return std::string(text);
+  };
+  std::string out = gigabytes(total()) + " per rank with --shard " + mode_option(shard) +
+                    " (weights " + gb(weights) + ", gradients " + gb(gradients) + ", optimizer " +
+                    gb(optimizer) + ", activations " +
+                    (activations_estimated ? gb(activations) : std::string("not estimated"));
+  if (process > 0) out += ", process " + gb(process);
+  return out + ")";
+}
+
+MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
+  const u64 all = static_cast<u64>(std::max<std::int64_t>(m.parameters, 0));
+  const u64 trainable = static_cast<u64>(std::max<std::int64_t>(m.trainable, 0));
+  const int world = std::max(1, p.world);
+  MemoryPlan plan;
+  plan.shard = p.shard;
+  plan.weights = 4 * all + (p.bf16 ? 2 * trainable : 0);
+  const u64 gradients = trainable * (p.bf16_wire ? 6 : 4);
+  if (p.shard == ShardMode::gradients) {
+    // The rank's shard, and what backward fills before it is reduce-scattered: about two buckets
+    // when they start during backward, every gradient when they wait for its end (--overlap off).
+    const u64 largest =
+        std::max<u64>(p.bucket_bytes, 4 * static_cast<u64>(std::max<std::int64_t>(m.largest, 0)));
+    const u64 bucket = largest * (p.bf16_wire ? 6 : 4) / 4;
+    const u64 in_flight = p.overlap ? std::min(gradients, 2 * bucket) : gradients;
+    plan.gradients = share(gradients, world) + in_flight;
+  } else {
+    plan.gradients = gradients;
+  }
+  u64 state = 0;
+  if (p.optimizer == "adamw" || p.optimizer == "adam")
+    state = 8 * trainable;
+  else if (p.momentum != 0)
+    state = 4 * trainable;
+  plan.optimizer = p.shard == ShardMode::none ? state : share(state, world);
+  plan.activations = activation_bytes(m, p);
+  plan.activations_estimated = m.layers > 0 && m.tokens > 0;
+  plan.process = p.process_bytes;
+  return plan;
+}
+
+std::string refuse_unless_fits(const ModelSize& m, const PlanSettings& p, const MemoryBudget& b) {
+  const MemoryPlan plan = plan_memory(m, p);
+  if (b.bytes == 0 || plan.total() <= b.bytes) return "";
+  std::string out = "the memory plan needs " + plan.describe() + ", more than rank " +
+                    std::to_string(b.rank) + "'s " + gigabytes(b.bytes) + " (" + b.source + ")";
+  for (ShardMode mode : {ShardMode::optimizer, ShardMode::gradients}) {
+    if (mode <= p.shard) continue;
+    PlanSettings other = p;
+    other.shard = mode;
+    const MemoryPlan fits = plan_memory(m, other);
+    if (fits.total() <= b.bytes)
+      return out + "; --shard " + mode_option(mode) + " needs " + gigabytes(fits.total());
+  }
+  // No mode fits at this world size: more ranks shrink the shards, never the weights.
+  PlanSettings more = p;
+  more.shard = ShardMode::gradients;
+  for (more.world = 2 * std::max(1, p.world); more.world <= kMostRanksNamed; more.world *= 2)
+    if (const MemoryPlan fits = plan_memory(m, more); fits.total() <= b.bytes)
+      return out + "; no --shard mode fits at " + std::to_string(p.world) +
+             " ranks: --shard gradients needs " + gigabytes(fits.total()) + " at " +
+             std::to_string(more.world) + " ranks";
+  more.world = 1 << 30;
+  const MemoryPlan least = plan_memory(m, more);
+  out +=
+      "; no --shard mode fits: with --shard gradients every rank still holds every weight, so "
+      "at any world size it needs at least " +
+      gigabytes(least.total()) + " (weights " + gigabytes(least.weights) + ")";
+  if (plan.activations_estimated)
+    out += "; a smaller --batch-size or --max-length shrinks the activations (" +
+           gigabytes(plan.activations) + ")";
+  return out + "; --memory-per-rank sets the budget where the estimate is wrong";
+}
+
+}  // namespace slimtrain::train
