@@ -45,6 +45,19 @@ std::vector<std::pair<std::string, std::string>> merge_list(const nlohmann::json
   return out;
 }
 
+constexpr std::uint64_t kNoPair = ~std::uint64_t{0};
+
+// A 64-bit mix (splitmix64's finalizer): ids are small and dense, the table's slots are not.
+std::uint64_t slot_of(std::uint64_t key) {
+  key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  key = (key ^ (key >> 27)) * 0x94d049bb133111ebULL;
+  return key ^ (key >> 31);
+}
+
+std::size_t utf8_bytes(char32_t c) {
+  return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+}
+
 struct Symbol {
   std::int32_t id;
   std::int32_t prev, next;  // neighbours still standing; -1 at the ends
@@ -82,7 +95,11 @@ Bpe::Bpe(const nlohmann::json& model, const std::string& where) {
   // A merge's result is the left token and the right one less the continuing prefix; a pair given
   // again is ranked by its later place (the map keeps the last).
   const auto merges = merge_list(model, where);
-  merges_.reserve(merges.size());
+  std::size_t slots = 16;
+  while (slots < 2 * merges.size()) slots *= 2;
+  keys_.assign(slots, kNoPair);
+  merges_.resize(slots);
+  mask_ = slots - 1;
   std::int32_t rank = 0;
   auto id_or_throw = [&](const std::string& token) {
     const std::int64_t id = id_of(token);
@@ -97,14 +114,43 @@ Bpe::Bpe(const nlohmann::json& model, const std::string& where) {
                       "\" is shorter than the continuing prefix");
     const std::uint64_t key = (static_cast<std::uint64_t>(id_or_throw(left)) << 32) |
                               static_cast<std::uint32_t>(id_or_throw(right));
-    merges_[key] = Merge{rank++, id_or_throw(left + right.substr(prefix_.size()))};
+    std::uint64_t slot = slot_of(key) & mask_;
+    while (keys_[slot] != kNoPair && keys_[slot] != key) slot = (slot + 1) & mask_;
+    keys_[slot] = key;
+    merges_[slot] = Merge{rank++, id_or_throw(left + right.substr(prefix_.size()))};
   }
+  // Each vocabulary entry that is one character, with the prefix and suffix it may carry.
+  for (const auto& [token, id] : vocab_)
+    for (int first = 0; first < 2; ++first)
+      for (int last = 0; last < 2; ++last) {
+        const std::string& before = first ? std::string() : prefix_;
+        const std::string& after = last ? suffix_ : std::string();
+        if (token.size() <= before.size() + after.size() ||
+            token.compare(0, before.size(), before) ||
+            token.compare(token.size() - after.size(), after.size(), after))
+          continue;
+        const std::u32string c =
+            decode_utf8(token.substr(before.size(), token.size() - before.size() - after.size()));
+        if (c.size() == 1 &&
+            encode_utf8(c) ==
+                token.substr(before.size(), token.size() - before.size() - after.size()))
+          chars_[first][last][c[0]] = id;
+      }
 }
 
 const Bpe::Merge* Bpe::merge_of(std::int32_t left, std::int32_t right) const {
-  const auto found =
-      merges_.find((static_cast<std::uint64_t>(left) << 32) | static_cast<std::uint32_t>(right));
-  return found == merges_.end() ? nullptr : &found->second;
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(left) << 32) | static_cast<std::uint32_t>(right);
+  for (std::uint64_t slot = slot_of(key) & mask_;; slot = (slot + 1) & mask_) {
+    if (keys_[slot] == key) return &merges_[slot];
+    if (keys_[slot] == kNoPair) return nullptr;
+  }
+}
+
+std::int32_t Bpe::char_id(char32_t c, std::size_t at, std::size_t size) const {
+  const auto& chars = chars_[at == 0][at + 1 == size];
+  const auto found = chars.find(c);
+  return found == chars.end() ? -1 : found->second;
 }
 
 void Bpe::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const {
@@ -128,17 +174,18 @@ void Bpe::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) c
   std::size_t unknown_bytes = 0;
   std::string s;
   for (std::size_t i = 0; i < word.size(); ++i) {
+    const std::size_t bytes = utf8_bytes(word[i]);
+    const std::int32_t id = char_id(word[i], i, word.size());
+    if (id >= 0) {
+      if (unknown >= 0) add(unknown, unknown_bytes);
+      unknown = -1;
+      add(id, bytes);
+      continue;
+    }
     const std::string c = encode_utf8(word[i]);
     s.assign(i > 0 ? prefix_ : std::string());
     s += c;
     if (i + 1 == word.size()) s += suffix_;
-    const auto found = vocab_.find(s);
-    if (found != vocab_.end()) {
-      if (unknown >= 0) add(unknown, unknown_bytes);
-      unknown = -1;
-      add(found->second, c.size());
-      continue;
-    }
     if (byte_fallback_ && std::all_of(s.begin(), s.end(), [this](char b) {
           return byte_ids_[static_cast<unsigned char>(b)] >= 0;
         })) {

@@ -233,6 +233,12 @@ void PreTokenizer::apply(Pieces& pieces) const {
   pieces = std::move(out);
 }
 
+bool PreTokenizer::prepends_first() const {
+  for (const PreTokenizer& step : steps)
+    if (step.prepends_first()) return true;
+  return kind == PreKind::kMetaspace && prepend == Prepend::kFirst;
+}
+
 namespace {
 
 Behavior behavior_of(const nlohmann::json& j, const std::string& where, const std::string& type) {

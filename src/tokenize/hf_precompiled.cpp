@@ -118,10 +118,13 @@ std::u32string Precompiled::apply(const std::u32string& text) const {
   }
   code_point_at.push_back(text.size());
   UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<UBreakIterator, BreakCloser> it(
-      ubrk_open(UBRK_CHARACTER, "", reinterpret_cast<const UChar*>(utf16.data()),
-                static_cast<std::int32_t>(utf16.size()), &status));
-  if (U_FAILURE(status))
+  // One iterator per thread, given each text: opening one loads ICU's rules (most of the time).
+  thread_local std::unique_ptr<UBreakIterator, BreakCloser> it(
+      ubrk_open(UBRK_CHARACTER, "", nullptr, 0, &status));
+  if (it)
+    ubrk_setText(it.get(), reinterpret_cast<const UChar*>(utf16.data()),
+                 static_cast<std::int32_t>(utf16.size()), &status);
+  if (!it || U_FAILURE(status))
     SLIMTRAIN_THROW(Error, "ICU: cannot segment text into graphemes: ", u_errorName(status));
   std::u32string out;
   std::string replacement;

@@ -30,6 +30,7 @@ struct HfTokenizer::Impl {
   hf::PostProcessor post;
   hf::AddedTokens added;
   std::int64_t vocab_size = 0, pad_id = 0;
+  bool origin_matters = false;  // a Metaspace prepends at the input's first character only
   // Which tokenizer a thread's cache of words belongs to (an address can be reused; this not).
   const std::uint64_t serial = next_serial++;
   static std::atomic<std::uint64_t> next_serial;
@@ -39,7 +40,7 @@ struct HfTokenizer::Impl {
     hf::Pieces raw, pieces;
     hf::Piece whole;
     whole.text = hf::decode_utf8(text);
-    whole.origin = 1;
+    whole.origin = origin_matters ? 1 : 0;  // else what the steps do to it costs for nothing
     if (added.any(false))
       added.split(std::move(whole), false, raw);
     else
@@ -122,6 +123,7 @@ HfTokenizer HfTokenizer::parse_json(const std::string& text, const std::string& 
   m.model = hf::parse_model(j["model"], where, m.model_type);
   m.normalizer = hf::parse_normalizer(j.value("normalizer", nlohmann::json()), where);
   m.pre_tokenizer = hf::parse_pre_tokenizer(j.value("pre_tokenizer", nlohmann::json()), where);
+  m.origin_matters = m.pre_tokenizer.prepends_first();
   m.post = hf::PostProcessor::parse(j.value("post_processor", nlohmann::json()), where);
   m.added =
       hf::AddedTokens(j.value("added_tokens", nlohmann::json()), *m.model, m.normalizer, where);

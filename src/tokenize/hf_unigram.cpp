@@ -29,6 +29,7 @@ Unigram::Unigram(const nlohmann::json& model, const std::string& where) {
   if (!model.contains("vocab") || !model["vocab"].is_array() || model["vocab"].empty())
     SLIMTRAIN_THROW(ConfigError, where, ": the Unigram model has no \"vocab\" list");
   min_score_ = std::numeric_limits<double>::infinity();
+  std::vector<std::string> pieces;
   for (const auto& entry : model["vocab"]) {
     if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number())
       SLIMTRAIN_THROW(ConfigError, where, ": a Unigram vocab entry ", entry.dump().substr(0, 80),
@@ -39,8 +40,9 @@ Unigram::Unigram(const nlohmann::json& model, const std::string& where) {
     vocab_[piece] = id;  // a piece given twice: the later id, as the library's map keeps
     scores_.push_back(score);
     min_score_ = std::min(min_score_, score);
-    longest_ = std::max(longest_, piece.size());
+    pieces.push_back(piece);
   }
+  build_trie(pieces);
   max_id_ = static_cast<std::int64_t>(scores_.size()) - 1;
   size_ = static_cast<std::int64_t>(scores_.size());
   if (model.contains("unk_id") && !model["unk_id"].is_null()) {
@@ -51,6 +53,39 @@ Unigram::Unigram(const nlohmann::json& model, const std::string& where) {
     unk_ = model["unk_id"].get<std::int32_t>();
   }
   byte_fallback_ = model.value("byte_fallback", false);
+}
+
+void Unigram::build_trie(const std::vector<std::string>& pieces) {
+  // The pieces sorted (equal ones by id, the later last), then each node's range of them split
+  // by the byte after its depth; a piece that ends at a node is the first of its range.
+  std::vector<std::uint32_t> order(pieces.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return pieces[a] != pieces[b] ? pieces[a] < pieces[b] : a < b;
+  });
+  struct Range {
+    std::uint32_t node, lo, hi, depth;
+  };
+  nodes_.assign(1, TrieNode{});
+  std::vector<Range> todo{{0, 0, static_cast<std::uint32_t>(order.size()), 0}};
+  while (!todo.empty()) {
+    Range r = todo.back();
+    todo.pop_back();
+    while (r.lo < r.hi && pieces[order[r.lo]].size() == r.depth)
+      nodes_[r.node].id = static_cast<std::int32_t>(order[r.lo++]);
+    nodes_[r.node].first_edge = static_cast<std::uint32_t>(edges_.size());
+    for (std::uint32_t lo = r.lo; lo < r.hi;) {
+      const char byte = pieces[order[lo]][r.depth];
+      std::uint32_t hi = lo + 1;
+      while (hi < r.hi && pieces[order[hi]][r.depth] == byte) ++hi;
+      const auto child = static_cast<std::uint32_t>(nodes_.size());
+      nodes_.push_back(TrieNode{});
+      edges_.push_back({static_cast<unsigned char>(byte), child});
+      ++nodes_[r.node].edges;
+      todo.push_back({child, lo, hi, r.depth + 1});
+      lo = hi;
+    }
+  }
 }
 
 void Unigram::tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const {
@@ -72,14 +107,19 @@ void Unigram::tokenize(const std::u32string& word, std::vector<std::int32_t>& id
     const std::size_t char_bytes =
         std::min(utf8_length(static_cast<unsigned char>(s[start])), n - start);
     bool single = false;  // a piece of exactly this character
-    for (std::size_t len = 1; len <= longest_ && start + len <= n; ++len) {
-      if (start + len < n && (static_cast<unsigned char>(s[start + len]) & 0xC0) == 0x80)
-        continue;  // inside a character: no piece ends there
-      const auto found = vocab_.find(s.substr(start, len));
-      if (found == vocab_.end()) continue;
-      offer(start + len, start, found->second,
-            here + scores_[static_cast<std::size_t>(found->second)]);
-      if (len == char_bytes) single = true;
+    std::uint32_t node = 0;
+    for (std::size_t end = start; end < n; ++end) {  // the pieces that begin here, shortest first
+      const TrieNode& at = nodes_[node];
+      const auto first = edges_.begin() + at.first_edge, last = first + at.edges;
+      const auto edge =
+          std::lower_bound(first, last, static_cast<unsigned char>(s[end]),
+                           [](const TrieEdge& e, unsigned char b) { return e.byte < b; });
+      if (edge == last || edge->byte != static_cast<unsigned char>(s[end])) break;
+      node = edge->child;
+      const std::int32_t id = nodes_[node].id;
+      if (id < 0) continue;  // pieces are whole characters: none ends inside one
+      offer(end + 1, start, id, here + scores_[static_cast<std::size_t>(id)]);
+      if (end + 1 - start == char_bytes) single = true;
     }
     if (!single) {
       if (unk_ < 0)

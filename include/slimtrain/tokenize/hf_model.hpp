@@ -77,7 +77,16 @@ class Bpe final : public Model {
     std::int32_t rank, id;
   };
   const Merge* merge_of(std::int32_t left, std::int32_t right) const;
-  std::unordered_map<std::uint64_t, Merge> merges_;  // (left << 32 | right) -> rank, merged id
+  /** @brief The id of character `c` as the `at`-th of a piece of `size` (with the prefix when
+   * not first, the suffix when last), or -1 when the vocabulary lacks it. */
+  std::int32_t char_id(char32_t c, std::size_t at, std::size_t size) const;
+  // (left << 32 | right) -> rank and merged id, open addressing (the lookups are most of BPE's
+  // time): keys_[i] is kNoPair where slot i is free.
+  std::vector<std::uint64_t> keys_;
+  std::vector<Merge> merges_;
+  std::uint64_t mask_ = 0;
+  // The single characters of the vocabulary: [first][last] as char_id reads them.
+  std::unordered_map<char32_t, std::int32_t> chars_[2][2];
   std::string prefix_, suffix_;
   std::string unk_;
   bool has_unk_ = false, fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
@@ -96,8 +105,21 @@ class Unigram final : public Model {
   void tokenize(const std::u32string& word, std::vector<std::int32_t>& ids) const override;
 
  private:
+  void build_trie(const std::vector<std::string>& pieces);
   std::vector<double> scores_;  // by id
-  std::size_t longest_ = 0;     // bytes of the longest piece
+  // The pieces as a byte trie, for each place of a word the pieces that begin there in one walk:
+  // a node's edges are edges_[first_edge, first_edge + edges), sorted by byte.
+  struct TrieNode {
+    std::uint32_t first_edge = 0;
+    std::uint16_t edges = 0;
+    std::int32_t id = -1;
+  };
+  struct TrieEdge {
+    unsigned char byte;
+    std::uint32_t child;
+  };
+  std::vector<TrieNode> nodes_;
+  std::vector<TrieEdge> edges_;
   double min_score_ = 0.0;
   std::int32_t unk_ = -1;
   bool byte_fallback_ = false;

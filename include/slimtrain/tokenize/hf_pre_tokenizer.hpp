@@ -68,6 +68,8 @@ struct PreTokenizer {
   /** @brief Cuts every text piece of `pieces` (empty ones are dropped, as the library drops them).
    */
   void apply(Pieces& pieces) const;
+  /** @brief Whether a Metaspace of it prepends at the input's first character only. */
+  bool prepends_first() const;
 };
 
 /** @brief ConfigError naming `where` and the type for one the library does not have. */
