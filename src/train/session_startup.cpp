@@ -163,9 +163,6 @@ void build_model(Session& s) {
   torch::manual_seed(cfg.seed);
   s.model = model::make_model(spec);
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
-  if (spec.name != "hf") check_memory_plan(s, built_model_size(*s.model));
-  if (s.spec.name == "hf" && s.rt.rank() == 0)  // the initial broadcast gives the others
-    eval::log_hf_load(eval::load_hf_weights(*s.model, s.spec.hf_dir), s.spec);
   if (s.model->trainable_parameters().empty())
     SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(),
                     ": the module has no trainable parameter (", model::parameter_count(*s.model),
@@ -173,6 +170,9 @@ void build_model(Session& s) {
                     "requires_grad): a frozen or mobile-optimised module (torch.jit.freeze, "
                     "optimize_for_mobile, .ptl) keeps its weights as constants; save the module "
                     "itself with torch.jit.script(model).save(path)");
+  if (spec.name != "hf") check_memory_plan(s, built_model_size(*s.model));
+  if (s.spec.name == "hf" && s.rt.rank() == 0)  // the initial broadcast gives the others
+    eval::log_hf_load(eval::load_hf_weights(*s.model, s.spec.hf_dir), s.spec);
   match_inputs(s);
   if (s.device.kind == "cuda")
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));

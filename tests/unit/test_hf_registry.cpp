@@ -41,6 +41,21 @@ nlohmann::json tiny(const std::string& type) {
     j = {{"model_type", type},       {"hidden_size", 16},       {"num_hidden_layers", 1},
          {"num_attention_heads", 2}, {"intermediate_size", 32}, {"image_size", 8},
          {"patch_size", 4},          {"num_channels", 3}};
+  if (type == "qwen2_vl" || type == "qwen2_5_vl") {
+    // Head width 8: its 4 rotary frequencies turned by time, height and width.
+    j["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", {2, 1, 1}}};
+    j["vision_config"] = type == "qwen2_vl"
+                             ? nlohmann::json{{"depth", 1},
+                                              {"num_heads", 2},
+                                              {"embed_dim", 16},
+                                              {"hidden_size", 16},
+                                              {"mlp_ratio", 2}}
+                             : nlohmann::json{{"depth", 1},
+                                              {"num_heads", 2},
+                                              {"hidden_size", 16},
+                                              {"intermediate_size", 32},
+                                              {"out_hidden_size", 16}};
+  }
   return j;
 }
 
