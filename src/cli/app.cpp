@@ -92,8 +92,12 @@ int run_main(int argc, char** argv) {
     print_usage(std::cerr);
     return kExitUsage;
   } catch (const Error& e) {
+    // Here before MPI started (or after it ended): a bad option or argument (the data file every
+    // rank probes alike) is printed by rank 0 alone; another error by each rank that raised it.
     // One write per message: lines from two ranks under mpirun never run into each other.
-    if (!e.told_by_peer()) std::cerr << (e.describe() + "\n");
+    const bool argument = e.exit_code() == kExitUsage;
+    if (!e.told_by_peer() && !(argument && launcher_rank() > 0))
+      std::cerr << (e.describe() + "\n");
     // A rank that exits 2 tells the job script so (runtime/job_exit.hpp): srun's code for a
     // rank it killed when this one exited (137) would read as a crash and get a relaunch.
     if (e.exit_code() == kExitUsage) runtime::report_failure(e.exit_code(), e.what());

@@ -2,6 +2,7 @@
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/eval_job.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/eval/eval_stats.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::cli {
@@ -13,7 +14,9 @@ int run_eval(const std::vector<std::string>& args) {
       "[mpirun -np N] slimtrain eval --data F.h5 (--checkpoint PATH | --model hf:DIR) "
       "[--split test] [--json] [--predictions OUT.h5]",
       "Evaluates a checkpoint: each rank scores its exact share of the split (every sample\n"
-      "once, no padding), then one reduction of loss sum, count and the confusion matrix.\n"
+      "once, no padding), then one reduction of the loss sum, the count and per class its\n"
+      "true positives, predictions and samples (the C x C matrix too up to\n"
+      "--confusion-max-classes).\n"
       "With --predictions, also writes every sample's logits, predicted class and label.\n"
       "--model hf:DIR without --checkpoint evaluates a HuggingFace checkpoint as it is.");
   // clang-format off
@@ -28,6 +31,8 @@ int run_eval(const std::vector<std::string>& args) {
     ("deadline", bound(c.deadline_s), "seconds the reduction may wait for a late rank")
     ("io-timeout", bound(c.io_timeout_s), "seconds resolving and loading the checkpoint may take")
     ("json", po::bool_switch(&c.json), "print one JSON object instead of the table")
+    ("per-class", bound(c.per_class), "the table's classes: ends (the 20 of lowest F1 and the 20 of highest, where there are more than 40) or all (every class, in class order)")
+    ("confusion-max-classes", bound(c.confusion_max_classes), kConfusionMaxClassesHelp)
     ("predictions", po::value(&c.predictions), "also write OUT.h5: /logits float32 [N, C], /predicted int64 [N] (the argmax) and /labels int64 [N], in the split's row order, with the split, checkpoint, step and class_names as attributes (Trainer.predict's output); written by every rank with MPI-IO, whole or not at all")
     ("force", po::bool_switch(&c.force), "replace an existing --predictions file");
   // clang-format on
@@ -42,6 +47,10 @@ int run_eval(const std::vector<std::string>& args) {
                     ": give it without --checkpoint (a "
                     "checkpoint of a run from it knows its model)");
   require_range<std::int64_t>("--batch-size", c.batch_size, 1, 1 << 20);
+  require_range<std::int64_t>("--confusion-max-classes", c.confusion_max_classes, 0,
+                              eval::kMaxConfusionMaxClasses);
+  if (c.per_class != "ends" && c.per_class != "all")
+    SLIMTRAIN_THROW(ConfigError, "--per-class: '", c.per_class, "' must be ends or all");
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<double>("--deadline", c.deadline_s, 0.001, 86400.0);
   require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);

@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include "slimtrain/cli/eval_table.hpp"
 #include "slimtrain/cli/predictions_file.hpp"
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/comm/control_plane.hpp"
+#include "slimtrain/core/clock.hpp"
+#include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/fault_injection.hpp"
 #include "slimtrain/core/log.hpp"
@@ -16,6 +19,7 @@
 #include "slimtrain/eval/split_evaluation.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
+#include "slimtrain/runtime/process_memory.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/model_process.hpp"
@@ -31,6 +35,7 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
     out["checkpoint"] = loaded.checkpoint;
     out["split"] = c.split;
     out["step"] = loaded.step;
+    out["confusion"] = o.metrics.confusion_json();
     std::cout << out.dump() << std::endl;
     return;
   }
@@ -44,10 +49,7 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
     std::printf("macro-F1 is over the %lld of %lld classes this split holds; over all %lld: %.4f\n",
                 static_cast<long long>(o.metrics.classes_present), classes, classes,
                 o.metrics.macro_f1_all);
-  std::printf("%-20s %9s %9s %9s %8s\n", "class", "precision", "recall", "f1", "support");
-  for (const eval::ClassMetrics& m : o.metrics.per_class)
-    std::printf("%-20s %9.4f %9.4f %9.4f %8lld\n", m.name.c_str(), m.precision, m.recall, m.f1,
-                static_cast<long long>(m.support));
+  std::fputs(per_class_table(o.metrics, c.per_class == "all").c_str(), stdout);
   std::fflush(stdout);
 }
 
@@ -106,12 +108,15 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   what.model = loaded.model.get();
   what.info = &info;
   what.split = c.split;
-  what.batch_size = c.batch_size;
+  what.shard.batch_size = c.batch_size;
+  what.shard.confusion_max_classes = c.confusion_max_classes;
   what.policy.deadline_s = c.deadline_s;
   what.policy.agree_timeout_s = c.deadline_s;
   eval::ShardPredictions mine;
   if (!c.predictions.empty()) what.predictions = &mine;
+  const auto started = Clock::now();
   const eval::EvalOutcome o = eval::evaluate_split(what, control);
+  const double seconds = seconds_since(started);
   if (!o.ok && o.input_error) {
     // Bad input: exit 2 on every rank, printed by the ranks that saw it.
     DataError error(o.input_error_message.empty() ? "another rank's evaluation input failed"
@@ -121,6 +126,13 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
     throw error;
   }
   if (!o.ok) SLIMTRAIN_THROW(CommError, "evaluation failed: ", o.reason);
+  // What an evaluation costs: its time, and rank 0's memory (statistics linear in the classes).
+  log::info_rank0("evaluated ", o.metrics.count, " samples of '", c.split, "' (",
+                  o.metrics.per_class.size(), " classes) on ", rt.size(),
+                  rt.size() == 1 ? " rank" : " ranks", " in ", detail::fixed(seconds, 2), " s (",
+                  detail::fixed(seconds > 0 ? o.metrics.count / seconds : 0.0, 0),
+                  " samples/s); peak ", detail::fixed(runtime::peak_resident_bytes() / 1e9, 2),
+                  " GB resident on rank 0, ", o.bytes_sent, " bytes reduced");
   if (!c.predictions.empty()) {
     predictions.split = c.split;
     predictions.checkpoint = loaded.checkpoint;

@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "slimtrain/ckpt/export_weights.hpp"
@@ -5,6 +6,7 @@
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/embed_job.hpp"
 #include "slimtrain/cli/hf_export.hpp"
+#include "slimtrain/core/file_io.hpp"
 
 namespace slimtrain::cli {
 
@@ -62,6 +64,13 @@ int run_export(const std::vector<std::string>& args) {
   if (!cl.parse(args)) return kExitOk;
   if (!cl.has("checkpoint")) SLIMTRAIN_THROW(ConfigError, "--checkpoint is required");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
+  // The output checked before the checkpoint is read: --hf writes a directory (replaced whole
+  // with --force), the others a file.
+  std::error_code ec;
+  if (!cl.get<bool>("hf"))
+    files::check_output_file(e.output, e.force, "-o");
+  else if (!std::filesystem::exists(e.output, ec))
+    files::check_output_directory(e.output, "-o");
   if (cl.get<bool>("hf")) {
     if (cl.get<bool>("embeddings") || cl.get<bool>("torchscript"))
       SLIMTRAIN_THROW(ConfigError, "--hf: choose one of --hf, --torchscript and --embeddings");

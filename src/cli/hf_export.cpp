@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "slimtrain/ckpt/safetensors.hpp"
+#include "slimtrain/core/detail/joined.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
@@ -108,7 +109,7 @@ std::string run_hf_export(const EmbedJobConfig& c) {
       log::warn("export --hf: ", spec.hf_dir,
                 " (the checkpoint trained from) is gone: no tokenizer or preprocessor file copied");
     else if (!copied.empty())
-      log::info("export --hf: copied from ", spec.hf_dir, ": ", copied.size(), " files");
+      log::info("export --hf: copied from ", spec.hf_dir, ": ", detail::joined(copied));
     files::fsync_directory(tmp);
     if (fs::exists(output, ec)) files::remove_tree(output);
     files::rename_checked(tmp, output);

@@ -19,7 +19,7 @@ PrepOptions output_options(const PredictionsFile& file) {
 }  // namespace
 
 void check_predictions_output(comm::ControlPlane& control, const PredictionsFile& file) {
-  check_output(control, output_options(file));
+  check_output(control, output_options(file), "--predictions");
 }
 
 void write_predictions(comm::ControlPlane& control, MPI_Comm io_comm, const PredictionsFile& file,

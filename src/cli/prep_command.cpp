@@ -8,6 +8,7 @@
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/prep_images.hpp"
 #include "slimtrain/cli/prep_job.hpp"
+#include "slimtrain/cli/prep_output.hpp"
 #include "slimtrain/cli/prep_text.hpp"
 #include "slimtrain/cli/shared_input.hpp"
 #include "slimtrain/comm/agreement.hpp"
@@ -66,8 +67,9 @@ int run_prep(const std::vector<std::string>& args) {
   CommandLine cl(
       "prep", "slimtrain prep idx|csv|npy|images|text [options] -o OUT.h5",
       "Converts MNIST IDX files, numeric CSV, NumPy .npy arrays, folders of JPEG and "
-      "PNG images, or text classification files (CSV, TSV or JSONL, tokenized with "
-      "SentencePiece) into slimtrain's HDF5 layout (data/README.md). Inputs may be "
+      "PNG images, or text classification files (CSV, TSV or JSONL, tokenized with a "
+      "SentencePiece model, trained or given, or a HuggingFace tokenizer.json) into slimtrain's "
+      "HDF5 layout (data/README.md). Inputs may be "
       "gzipped (not images). Under mpirun the ranks convert (decode, resize) and write slices "
       "in parallel. The output appears atomically or not at all.");
   // clang-format off
@@ -87,8 +89,10 @@ int run_prep(const std::vector<std::string>& args) {
       ("preprocessor", po::value<std::string>(), "images: a HuggingFace preprocessor_config.json (as a ViT checkpoint has it): its size is --size's default, and its rescale and image_mean/image_std become the file's mean and std, so a model reads pixel_values as the processor makes them; text with --image-column: a Qwen2-VL processor's preprocessor_config.json, where it is not beside the tokenizer.json")
       ("resize", po::value<std::string>()->default_value("fit"), "images: fit (stretch to HxW), crop (scale to cover HxW, cut the centre) or pad (scale to fit inside, centred on black); antialiased bilinear filter as PIL's Image.resize(BILINEAR)")
       ("skip-bad", po::bool_switch(), "images, text: leave out unreadable, truncated, corrupt or unsupported files (text: bad records) instead of failing; they are counted and listed in OUT.h5.skipped.txt")
-      ("label-column", po::value<std::string>()->default_value("last"), "csv, text: last, first, a 0-based column index (text: or a header name or JSONL key). csv: integer labels 0..C-1. text: every label is a class name; the classes are the labels present, integers (negative ones too) in numeric order, names in sorted order (--class-names or --num-classes fixes the set)")
-      ("header", po::bool_switch(), "csv, text: the first non-blank line is a header (text: implied when a column is given by name)")
+      ("label-column", po::value<std::string>()->default_value("last"), "csv, text: last, first, a column index (counted from 0, as every column number in options and messages) (text: or a header name or JSONL key). csv: integer labels 0..C-1. text: every label is a class name; the classes are the labels present, integers (negative ones too) in numeric order, names in sorted order (--class-names or --num-classes fixes the set)")
+      ("header", po::bool_switch(), "csv: the first non-blank line is a header; text: it is by default (as pandas reads a CSV)")
+      ("no-header", po::bool_switch(), "text: the first row of a CSV or TSV is a record, not a header (columns are then given by index, counted from 0)")
+      ("encoding", po::value<std::string>()->default_value("utf-8"), "text: the files' encoding, any name iconv knows (cp1252, latin1, gb18030, shift_jis, utf-16le...): records are re-encoded to UTF-8 before anything reads them. A byte order mark says UTF-8, UTF-16 or UTF-32 by itself; a file that looks like UTF-16 without one is an error naming it")
       ("delimiter", po::value<std::string>(), "csv, text: one-character field delimiter, or tab (also \\t). Default: ',' for csv; text: tab for .tsv, ',' otherwise")
       ("train-x", po::value<std::string>(), "npy: training features [N, ...] (u1, i8, f4, f8)")
       ("train-y", po::value<std::string>(), "npy: training labels [N] (any integer dtype)")
@@ -116,11 +120,13 @@ int run_prep(const std::vector<std::string>& args) {
       "--resize crop --val-fraction 0.1 -o photos.h5\n"
       "  mpirun -np 2 slimtrain prep text --train reviews.csv.gz --test reviews-test.csv.gz "
       "--text-column review --label-column sentiment -o reviews.h5\n"
-      "text files: UTF-8 (a byte order mark is skipped; bytes that are not UTF-8 and NUL bytes "
-      "are counted and the first record named, --strict refuses them); .csv is read with CSV "
-      "quoting, .tsv literally (--quoting); a sample longer than --max-length tokens is cut "
-      "and counted; the tokenizer's vocabulary is sized to the training texts unless "
-      "--vocab-size says otherwise (data/README.md)\n"
+      "text files: UTF-8 unless --encoding names another (a byte order mark says UTF-8, UTF-16 "
+      "or UTF-32 by itself); bytes that are not UTF-8 and NUL bytes, in texts and labels, are "
+      "counted and the first record named, --strict refuses them; the first row of a CSV or TSV "
+      "is its header unless --no-header; .csv is read with CSV quoting, .tsv literally "
+      "(--quoting); a sample longer than --max-length tokens is cut and counted; a trained "
+      "tokenizer's vocabulary is sized to the training texts unless --vocab-size says otherwise "
+      "(data/README.md)\n"
       "exit codes: 0 written, 2 bad option or bad input (nothing is written), 1 other failure\n");
   if (!cl.parse(args)) return kExitOk;
 
@@ -200,6 +206,7 @@ int run_prep(const std::vector<std::string>& args) {
 
   return runtime::run_guarded(runtime, [&] {
     control = std::make_unique<comm::ControlPlane>(runtime, "prep", cc);
+    cli::check_output(*control, options);  // before any input is read
     const auto started = std::chrono::steady_clock::now();
     cli::PrepResult result;
     if (format == "text") {

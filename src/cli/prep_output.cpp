@@ -22,14 +22,11 @@ namespace slimtrain::cli {
 using data::Hid;
 namespace fs = std::filesystem;
 
-void check_output(comm::ControlPlane& control, const PrepOptions& options) {
+void check_output(comm::ControlPlane& control, const PrepOptions& options,
+                  const std::string& option) {
+  // Rank 0's view (it renames the file into place); one error on every rank, printed once.
   comm::on_all_ranks(control, [&] {
-    if (control.rank() != 0) return;
-    const fs::path output = options.output;
-    if (fs::exists(output) && !options.force)
-      SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " exists; pass --force to replace it");
-    if (fs::is_directory(output))
-      SLIMTRAIN_THROW(ConfigError, "-o: ", options.output, " is a directory");
+    if (control.rank() == 0) files::check_output_file(options.output, options.force, option);
   });
 }
 

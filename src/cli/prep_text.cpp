@@ -8,6 +8,7 @@
 #include "slimtrain/cli/prep_ragged.hpp"
 #include "slimtrain/cli/prep_vl.hpp"
 #include "slimtrain/cli/shared_input.hpp"
+#include "slimtrain/cli/text_input.hpp"
 #include "slimtrain/cli/text_labels.hpp"
 #include "slimtrain/cli/text_notes.hpp"
 #include "slimtrain/comm/agreement.hpp"
@@ -66,29 +67,6 @@ void encode(const Tokenizer& tokenizer, const data::TextRecord& record, const Te
   }
 }
 
-// Bytes no tokenizer reads as meant: counted, the first record named; --strict refuses them.
-void check_texts(const data::TextRecord& record, const TextOptions& options, TextNotes& notes,
-                 const std::string& where) {
-  data::TextFlaws flaws;
-  for (const std::string& text : record.texts) {
-    const data::TextFlaws f = data::text_flaws(text);
-    flaws.invalid_utf8 += f.invalid_utf8;
-    flaws.nul += f.nul;
-  }
-  if (!flaws.any()) return;
-  if (options.strict)
-    SLIMTRAIN_THROW(
-        DataError, where, ": ",
-        flaws.invalid_utf8 > 0
-            ? detail::concat(flaws.invalid_utf8,
-                             flaws.invalid_utf8 == 1 ? " byte that is" : " bytes that are",
-                             " not UTF-8")
-            : detail::concat(flaws.nul, flaws.nul == 1 ? " NUL byte" : " NUL bytes"),
-        " (--strict; without it they become <unk> and are counted)");
-  if (flaws.invalid_utf8 > 0 && notes.invalid_utf8++ == 0) notes.first_invalid = where;
-  if (flaws.nul > 0 && notes.nul++ == 0) notes.first_nul = where;
-}
-
 void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& share, bool skip_bad,
               const TextOptions& options, const VlSamples* vl) {
   for (std::int64_t i = share.begin; i < share.end; ++i) {
@@ -98,7 +76,7 @@ void tokenize(TextSplit& split, const Tokenizer& tokenizer, const data::Range& s
     const std::string where = split.table->describe_record(row);
     try {
       data::TextRecord record = split.table->read(row);
-      check_texts(record, options, split.notes, where);
+      check_record(record, options.strict, split.notes, where);
       if (vl)  // its images made into patches, its text given their tokens
         record.texts = {
             vl->prepare(record, split.table->folder(), split.pixels, split.grids, where)};
@@ -236,6 +214,11 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
     SLIMTRAIN_THROW(ConfigError,
                     "--vocab-size and --tokenizer-type train a tokenizer; with "
                     "--tokenizer the given one is used as it is");
+  if (cl.get<bool>("header") && cl.get<bool>("no-header"))
+    SLIMTRAIN_THROW(ConfigError,
+                    "--header and --no-header: give one (the first row of a CSV or "
+                    "TSV is its header by default)");
+  const std::string encoding = cl.get<std::string>("encoding");
   TextOptions text;
   text.strict = cl.get<bool>("strict");
   text.max_length = cl.get<std::int64_t>("max-length");
@@ -246,15 +229,8 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
 
   std::unique_ptr<TextTable> train_table, test_table;
   auto table = [&](const std::string& option) {
-    const std::string path = cl.get<std::string>(option);
-    const data::TextFormat format = data::text_format_of(path, "--" + option, columns);
-    data::InputBytes bytes = open_input_shared(path, control, io_comm, options.io_timeout_s);
-    std::unique_ptr<TextTable> t;
-    comm::on_all_ranks(
-        control, [&] { t = std::make_unique<TextTable>(std::move(bytes), path, format, columns); });
-    if (t->had_byte_order_mark())
-      log::info_rank0("prep text: ", path, " begins with a UTF-8 byte order mark: skipped");
-    return t;
+    return open_text_table(control, io_comm, cl.get<std::string>(option), "--" + option, columns,
+                           encoding, options.io_timeout_s);
   };
   train_table = table("train");
   if (cl.has("test")) test_table = table("test");
@@ -336,6 +312,11 @@ PrepResult prepare_text(comm::ControlPlane& control, MPI_Comm io_comm, const Com
   }
   const std::vector<std::string> class_names =
       resolve_text_labels(control, labels, options, result.num_classes);
+  if (result.num_classes == 1)
+    if (control.rank() == 0)
+      log::warn("prep text: every label is '", data::printable(class_names.front()),
+                "': a file of one class, which training refuses (a classifier needs two); "
+                "the wrong --label-column?");
   for (std::size_t i = 0; i < splits.size(); ++i) splits[i].classes.y = std::move(labels[i].y);
   for (const TextSplit& s : splits)
     (s.name == "train" ? result.train : s.name == "val" ? result.val : result.test) = s.total;

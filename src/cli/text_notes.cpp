@@ -13,6 +13,8 @@ void report_text_notes(comm::ControlPlane& control, const std::vector<TextNotes>
   for (const TextNotes& n : notes) {
     if (mine.first_invalid.empty()) mine.first_invalid = n.first_invalid;
     if (mine.first_nul.empty()) mine.first_nul = n.first_nul;
+    if (mine.first_flawed_label.empty()) mine.first_flawed_label = n.first_flawed_label;
+    mine.flawed_labels += n.flawed_labels;
     mine.invalid_utf8 += n.invalid_utf8;
     mine.nul += n.nul;
     mine.cut += n.cut;
@@ -22,7 +24,8 @@ void report_text_notes(comm::ControlPlane& control, const std::vector<TextNotes>
     }
   }
   const std::vector<std::int64_t> totals = control.all_reduce(
-      std::vector<std::int64_t>{mine.invalid_utf8, mine.nul, mine.cut}, comm::ReduceOp::sum);
+      std::vector<std::int64_t>{mine.invalid_utf8, mine.nul, mine.cut, mine.flawed_labels},
+      comm::ReduceOp::sum);
   const std::int64_t longest =
       control.all_reduce(std::vector<std::int64_t>{mine.longest}, comm::ReduceOp::max).front();
   auto first = [&](const std::string& local) {
@@ -31,16 +34,23 @@ void report_text_notes(comm::ControlPlane& control, const std::vector<TextNotes>
     return std::string();
   };
   const std::string invalid_at = first(mine.first_invalid), nul_at = first(mine.first_nul);
+  const std::string label_at = first(mine.first_flawed_label);
   const std::string longest_at = first(mine.longest == longest ? mine.longest_at : "");
   if (control.rank() != 0) return;
   if (totals[0] > 0)
     log::warn("prep text: ", totals[0], " record", totals[0] == 1 ? " holds" : "s hold",
               " bytes that are not UTF-8 (the first: ", invalid_at,
-              "); the tokenizer reads them as <unk> (--strict refuses them)");
+              "); the tokenizer reads them as <unk> (--encoding names the file's encoding, "
+              "cp1252 or latin1 say; --strict refuses them)");
   if (totals[1] > 0)
     log::warn("prep text: ", totals[1], " record", totals[1] == 1 ? " holds" : "s hold",
               " NUL bytes (the first: ", nul_at,
               "); the tokenizer reads them as <unk> (--strict refuses them)");
+  if (totals[3] > 0)
+    log::warn("prep text: ", totals[3], " label", totals[3] == 1 ? " holds" : "s hold",
+              " bytes that are not UTF-8 or NUL bytes (the first: ", label_at,
+              "); each is U+FFFD in the class names (--strict refuses them; --encoding names "
+              "the file's encoding)");
   if (totals[2] > 0)
     log::warn("prep text: ", totals[2], " sample", totals[2] == 1 ? " was" : "s were", " cut to ",
               max_length, " tokens (--max-length; the longest had ", longest, ": ", longest_at,

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "slimtrain/cli/command_line.hpp"
+#include "slimtrain/eval/eval_stats.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::cli {
@@ -118,6 +119,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("eval-batch-size", bound(c.eval_batch_size), "evaluation batch per rank")
     ("eval-deadline", bound(c.eval_deadline_s), "seconds the evaluation reduction may wait for late ranks before the evaluation is skipped")
     ("eval-retries", bound(c.eval_retries), "retries with a halved batch before skipping")
+    ("confusion-max-classes", bound(c.confusion_max_classes), kConfusionMaxClassesHelp)
     ("log-every", bound(c.log_every), "steps between progress lines and train events")
     ("straggler-threshold", bound(c.straggler_threshold), "each log window every rank's compute time (data+forward+backward+optimizer) goes to rank 0; it warns once, naming rank and host, when one rank is this fraction slower than the median (0.25: 25%) for --straggler-windows windows in a row; 0: never warn")
     ("straggler-windows", bound(c.straggler_windows), "consecutive log windows a rank must stay that slow before the warning")
@@ -189,6 +191,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   require_range<std::int64_t>("--eval-batch-size", c.eval_batch_size, 1, 1 << 20);
   require_range<double>("--eval-deadline", c.eval_deadline_s, 0.001, 86400.0);
   require_range<int>("--eval-retries", c.eval_retries, 0, 10);
+  require_range<std::int64_t>("--confusion-max-classes", c.confusion_max_classes, 0,
+                              eval::kMaxConfusionMaxClasses);
   require_range<std::int64_t>("--log-every", c.log_every, 1, INT64_MAX);
   require_range<double>("--straggler-threshold", c.straggler_threshold, 0.0, 1000.0);
   require_range<int>("--straggler-windows", c.straggler_windows, 1, 1000000);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "slimtrain/core/log.hpp"
@@ -21,6 +22,18 @@ void set_process_rank(int rank) {
 }
 int process_rank() {
   return g_rank.load();
+}
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return -1;
+}
+int log_rank() {
+  const int rank = process_rank();
+  if (rank >= 0) return rank;
+  return std::max(0, launcher_rank());
 }
 
 Error::Error(std::string message, const char* file, int line)

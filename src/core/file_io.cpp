@@ -193,18 +193,62 @@ bool remove_tree(const std::string& path) noexcept {
   return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
-void write_file_atomically(const std::string& output, bool force, const std::string& option,
-                           const std::function<void(const std::string& tmp_path)>& write) {
+namespace {
+
+// Creates and removes a hidden file in `dir`: what writing there will need, tried before any
+// work (a read-only file system, a folder without write permission, /proc).
+void probe_creatable(const std::string& dir, const std::string& what, const std::string& option) {
+  const std::string probe = dir + "/.slimtrain-probe-" + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    SLIMTRAIN_THROW(ConfigError, option, ": cannot write ", what, " (nothing can be created in ",
+                    dir, ": ", std::strerror(errno), ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace
+
+void check_output_file(const std::string& output, bool force, const std::string& option) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (output.empty()) SLIMTRAIN_THROW(ConfigError, option, ": an empty path");
   if (fs::is_directory(output, ec))
-    SLIMTRAIN_THROW(ConfigError, option, ": ", output, " is a directory");
+    SLIMTRAIN_THROW(ConfigError, option, ": ", output, " is a directory; name the file to write (",
+                    option, " ", (fs::path(output) / "out.h5").string(), ", say)");
   if (fs::exists(output, ec) && !force)
     SLIMTRAIN_THROW(ConfigError, option, ": ", output,
                     " already exists; pass --force to replace it");
   const fs::path parent = fs::absolute(output).parent_path();
   if (!fs::is_directory(parent, ec))
-    SLIMTRAIN_THROW(ConfigError, option, ": directory ", parent.string(), " does not exist");
+    SLIMTRAIN_THROW(ConfigError, option, ": ", output, ": its directory ", parent.string(),
+                    fs::exists(parent, ec) ? " is a file" : " does not exist");
+  probe_creatable(parent.string(), output, option);
+}
+
+void check_output_directory(const std::string& dir, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (dir.empty()) SLIMTRAIN_THROW(ConfigError, option, ": an empty path");
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    SLIMTRAIN_THROW(ConfigError, option, ": ", dir, " is a file; name a directory to write into");
+  // Nothing is made here (a run that fails on its options leaves no directory behind): the
+  // nearest directory that exists must take what will be made in it.
+  fs::path existing = fs::absolute(dir);
+  while (!fs::exists(existing, ec) && existing.has_parent_path() &&
+         existing.parent_path() != existing)
+    existing = existing.parent_path();
+  if (!fs::is_directory(existing, ec))
+    SLIMTRAIN_THROW(ConfigError, option, ": cannot create the directory ", dir, ": ",
+                    existing.string(), " is a file");
+  probe_creatable(existing.string(), dir, option);
+}
+
+void write_file_atomically(const std::string& output, bool force, const std::string& option,
+                           const std::function<void(const std::string& tmp_path)>& write) {
+  namespace fs = std::filesystem;
+  check_output_file(output, force, option);
+  const fs::path parent = fs::absolute(output).parent_path();
   // A hidden name beside the output: same filesystem, so the rename is atomic.
   const fs::path out(output);
   const std::string tmp =

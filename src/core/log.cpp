@@ -64,8 +64,7 @@ void write(Level lvl, const std::string& message) {
   line += '.';
   line += std::to_string(1000 + millis).substr(1);
   line += "Z ";
-  const int rank = process_rank();
-  line += rank >= 0 ? "r" + std::to_string(rank) : std::string("r-");
+  line += "r" + std::to_string(log_rank());  // the launcher's rank before MPI starts
   line += ' ';
   line += level_name(lvl);
   line += ' ';

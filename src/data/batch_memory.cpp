@@ -44,17 +44,21 @@ std::string reason_of(const std::exception& e) {
 }  // namespace
 
 void refuse_batch(const std::string& what, std::int64_t samples, std::int64_t longest_row,
-                  std::int64_t longest_length, const std::string& split, const std::exception& e) {
+                  std::int64_t longest_length, const std::string& split, const std::exception& e,
+                  const std::string& remedy) {
   const std::string reason = reason_of(e);
   if (longest_row < 0) {
+    // No ragged input: only the batch's size can change (the sample's shape is the file's).
+    const std::string batch_option = remedy.substr(remedy.rfind(" --") + 1);
     SLIMTRAIN_THROW(DataError, what, " of ", samples, " samples of /", split,
-                    " does not fit in memory (", reason, "); train with a smaller --batch-size");
+                    " does not fit in memory (", reason, "); use a smaller ", batch_option);
   }
   SLIMTRAIN_THROW(DataError, what, " of ", samples, " samples of /", split,
                   " does not fit in memory (", reason, "): its longest sample, row ", longest_row,
                   ", is ", longest_length,
                   " elements long. Prep with --max-length (prep text cuts at 4096 tokens by "
-                  "default), or train with --max-length or a smaller --batch-size");
+                  "default), or ",
+                  remedy);
 }
 
 }  // namespace slimtrain::data

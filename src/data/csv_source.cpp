@@ -126,7 +126,7 @@ void CsvSource::scan_labels() {
   }
   if (!name) return;  // integers: read() parses them
   if (integer)
-    SLIMTRAIN_THROW(DataError, name_, ": the label column (column ", label_index_ + 1,
+    SLIMTRAIN_THROW(DataError, name_, ": the label column (column ", label_index_,
                     ") mixes integers and class names: line ", integer->number, " has '",
                     integer_text, "', line ", name->number, " has '", name_text,
                     "'; use one or the other");
@@ -160,18 +160,18 @@ std::int64_t CsvSource::read(std::int64_t i, void* x) const {
     if (column == label_index_ && !names_.empty()) {
       const auto it = class_of_.find(std::string(b, e));
       if (it == class_of_.end())
-        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1,
+        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column,
                         ": label '", std::string(b, e), "' is not one of the class names (",
                         class_of_.size(), " given by --class-names)");
       label = it->second;
     } else if (column == label_index_) {
       auto [ptr, ec] = std::from_chars(b, e, label);
       if (ec != std::errc() || ptr != e || b == e) {
-        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1,
+        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column,
                         ": label '", std::string(b, e), "' is not an integer");
       }
       if (label < 0) {
-        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1,
+        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column,
                         ": label ", label, " is negative");
       }
     } else {
@@ -179,12 +179,12 @@ std::int64_t CsvSource::read(std::int64_t i, void* x) const {
       if (b < e && *b == '+') ++b;
       auto [ptr, ec] = std::from_chars(b, e, value);
       if (ec != std::errc() || ptr != e || b == e) {
-        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1, ": '",
+        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column, ": '",
                         std::string(b, e), "' is not a number");
       }
       const float f = static_cast<float>(value);
       if (!std::isfinite(f)) {
-        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column + 1,
+        SLIMTRAIN_THROW(DataError, name_, ": line ", line.number, ", column ", column,
                         ": feature '", std::string(b, e),
                         "' is NaN or infinite (or overflows float32)");
       }

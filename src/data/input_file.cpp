@@ -30,6 +30,10 @@ InputBytes InputBytes::map(const std::string& path) {
     ::close(fd);
     SLIMTRAIN_THROW(DataError, path, ": cannot read: ", std::strerror(err));
   }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    SLIMTRAIN_THROW(DataError, path, " is a directory, not a file");
+  }
   InputBytes out;
   out.size_ = static_cast<std::size_t>(st.st_size);
   if (out.size_ == 0) {
@@ -61,6 +65,9 @@ InputBytes open_input(const std::string& path) {
 }
 
 std::vector<std::uint8_t> read_input_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    SLIMTRAIN_THROW(DataError, path, " is a directory, not a file");
   errno = 0;
   // gzread passes non-gzip files through unchanged, so one path serves raw and .gz inputs.
   std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);

@@ -258,7 +258,7 @@ Batch NamedSplit::batch(const std::int64_t* rows, std::int64_t count, const Batc
     }
   } catch (const std::exception& e) {
     if (!is_allocation_failure(e)) throw;
-    refuse_batch("a batch", count, b.longest_row, b.longest_length, split_, e);
+    refuse_batch("a batch", count, b.longest_row, b.longest_length, split_, e, remedy_);
   }
   b.y = torch::empty({count}, form.options(torch::kInt64));
   for (std::int64_t i = 0; i < count; ++i)

@@ -1,11 +1,14 @@
 #include "slimtrain/data/text_table.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "slimtrain/core/detail/joined.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/data/text_check.hpp"
 
 namespace slimtrain::data {
 namespace {
@@ -24,16 +27,14 @@ std::string trimmed(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 }  // namespace
 
 TextFormat text_format_of(const std::string& path, const std::string& option,
                           const TextColumns& columns) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    SLIMTRAIN_THROW(ConfigError, option, ": ", path,
+                    " is a directory; give the file of records (.csv, .tsv or .jsonl)");
   std::string name = path;
   if (ends_with(name, ".gz")) name.resize(name.size() - 3);
   if (ends_with(name, ".csv")) return TextFormat::csv;
@@ -62,10 +63,9 @@ TextTable::TextTable(InputBytes bytes, std::string name, TextFormat format,
   if (format == TextFormat::jsonl) {
     index_lines();
   } else {
-    const bool label_named =
-        !is_index(columns.label) && columns.label != "last" && columns.label != "first";
-    header_ = columns.header || label_named;
-    for (const std::string& c : columns.text) header_ = header_ || !is_index(c);
+    // As pandas reads a CSV by default: the first row names the columns (--no-header: it is a
+    // record, and columns are indices).
+    header_ = columns.header;
     index_delimited();
   }
   if (records_.empty()) SLIMTRAIN_THROW(DataError, name_, ": no records");
@@ -148,18 +148,23 @@ void TextTable::resolve_columns(const TextColumns& columns) {
   field_count_ = header_ ? static_cast<std::int64_t>(header_fields_.size())
                          : static_cast<std::int64_t>(fields(records_.front()).size());
   auto column = [&](const std::string& spec, const char* option) -> std::int64_t {
+    if (!is_index(spec) && !header_)
+      SLIMTRAIN_THROW(ConfigError, option, ": '", printable(spec), "' names a column, but with ",
+                      "--no-header ", name_,
+                      " has no header: give the column's index (counted from 0)");
     if (is_index(spec)) {
       std::int64_t index = 0;
       std::from_chars(spec.data(), spec.data() + spec.size(), index);
       if (index >= field_count_)
         SLIMTRAIN_THROW(ConfigError, option, ": column ", spec, " does not exist in ", name_, " (",
-                        field_count_, " columns)");
+                        field_count_, field_count_ == 1 ? " column" : " columns",
+                        ", counted from 0)");
       return index;
     }
     for (std::size_t i = 0; i < header_fields_.size(); ++i)
       if (header_fields_[i] == spec) return static_cast<std::int64_t>(i);
-    SLIMTRAIN_THROW(ConfigError, option, ": '", spec, "' is not a column of ", name_,
-                    " (its header: ", joined(header_fields_), ")");
+    SLIMTRAIN_THROW(ConfigError, option, ": '", printable(spec), "' is not a column of ", name_,
+                    " (its header: ", printable(detail::joined(header_fields_)), ")");
   };
   for (const std::string& spec : columns.text) text_index_.push_back(column(spec, "--text-column"));
   for (const std::string& spec : columns.images)
@@ -205,7 +210,7 @@ std::vector<std::string> TextTable::fields(const Record& record) const {
       ++q;  // the closing quote
       while (q < end && (*q == ' ' || *q == '\r' || (*q == '\t' && delimiter_ != '\t'))) ++q;
       if (q < end && *q != delimiter_)
-        SLIMTRAIN_THROW(DataError, name_, ": line ", record.line, ", column ", out.size() + 1,
+        SLIMTRAIN_THROW(DataError, name_, ": line ", record.line, ", column ", out.size(),
                         ": text after a closing quote (a quote inside a quoted field is \"\")");
       p = q;
     } else {
@@ -237,9 +242,16 @@ void set_label(TextRecord& record, const std::string& text, const std::string& w
   }
   double number = 0;
   auto [end, error] = std::from_chars(b, e, number);
-  if (error == std::errc() && end == e)
+  if (error == std::errc() && end == e) {
+    // 1.0 is how pandas writes the integer 1 in a column with gaps: the integer it is.
+    if (std::isfinite(number) && number == std::floor(number) && std::fabs(number) < 9.0e15) {
+      record.label = std::to_string(static_cast<std::int64_t>(number));
+      record.integer_label = true;
+      return;
+    }
     SLIMTRAIN_THROW(DataError, where, ": label '", record.label,
                     "' is a number but not an integer (labels are integers or class names)");
+  }
 }
 
 void add_text(TextRecord& record, std::string text, const std::string& where) {
@@ -256,21 +268,25 @@ TextRecord TextTable::read(std::int64_t i) const {
 
 TextRecord TextTable::read_delimited(const Record& record) const {
   const std::vector<std::string> f = fields(record);
-  if (static_cast<std::int64_t>(f.size()) != field_count_)
+  if (static_cast<std::int64_t>(f.size()) != field_count_) {
+    const bool more = static_cast<std::int64_t>(f.size()) > field_count_;
+    const char* hint = !more ? " (a record cut short: a line break inside an unquoted text?)"
+                       : quoting_ == Quoting::csv
+                           ? " (a text holding a delimiter must be quoted)"
+                           : " (with --quoting none a delimiter always ends a field; a text "
+                             "holding one needs --quoting csv)";
     SLIMTRAIN_THROW(DataError, name_, ": line ", record.line, " has ", f.size(),
-                    " fields, expected ", field_count_,
-                    header_ ? " (as the header)" : " (as the first record)",
-                    quoting_ == Quoting::csv ? " (a text holding a delimiter must be quoted)"
-                                             : " (with --quoting none a delimiter always ends a "
-                                               "field; a text holding one needs --quoting csv)");
+                    f.size() == 1 ? " field" : " fields", ", expected ", field_count_,
+                    header_ ? " (as the header)" : " (as the first record)", hint);
+  }
   const std::string at = name_ + ": line " + std::to_string(record.line) + ", column ";
   TextRecord out;
   for (std::int64_t t : text_index_)
-    add_text(out, f[static_cast<std::size_t>(t)], at + std::to_string(t + 1));
+    add_text(out, f[static_cast<std::size_t>(t)], at + std::to_string(t));
   for (std::int64_t c : image_index_)
     if (!trimmed(f[static_cast<std::size_t>(c)]).empty())
       out.images.push_back(trimmed(f[static_cast<std::size_t>(c)]));
-  set_label(out, f[static_cast<std::size_t>(label_index_)], at + std::to_string(label_index_ + 1));
+  set_label(out, f[static_cast<std::size_t>(label_index_)], at + std::to_string(label_index_));
   return out;
 }
 
@@ -289,7 +305,7 @@ TextRecord TextTable::read_json(const Record& record) const {
     if (it == object.end()) {
       std::vector<std::string> keys;
       for (const auto& item : object.items()) keys.push_back(item.key());
-      SLIMTRAIN_THROW(DataError, at, ": no key '", key, "' (its keys: ", joined(keys), ")");
+      SLIMTRAIN_THROW(DataError, at, ": no key '", key, "' (its keys: ", detail::joined(keys), ")");
     }
     return *it;
   };

@@ -35,7 +35,8 @@ std::vector<int> gather_late_ranks(comm::ControlPlane& control, bool i_failed,
 
 EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
                      std::int64_t num_classes, const std::vector<std::string>& class_names,
-                     std::int64_t batch_size, const EvalPolicy& policy) {
+                     std::int64_t batch_size, const EvalPolicy& policy,
+                     std::int64_t confusion_max_classes) {
   EvalOutcome outcome;
   const std::uint64_t bytes_before = comm.bytes_sent();
   std::int64_t batch = std::max<std::int64_t>(1, batch_size);
@@ -44,26 +45,40 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
     outcome.batch_size = batch;
     std::string local_problem;
     std::vector<int> missing;
-    EvalStats stats(num_classes);
+    const EvalStats empty(num_classes, confusion_max_classes);
+    EvalStats stats = empty;
     outcome.input_error_message.clear();
     try {
       stats = local_pass(batch);
     } catch (const ConfigError& e) {  // the data or the model: retrying cannot help
       outcome.input_error_message = e.what();
       local_problem = std::string("local evaluation failed: ") + e.what();
-      stats = EvalStats(num_classes);
+      stats = empty;
     } catch (const DataError& e) {
       outcome.input_error_message = e.what();
       local_problem = std::string("local evaluation failed: ") + e.what();
-      stats = EvalStats(num_classes);
+      stats = empty;
     } catch (const std::exception& e) {
       // This rank still takes part in the reduction (with empty statistics) so that every rank
       // issues the same collectives; its failure is voted down in agree().
       local_problem = std::string("local evaluation failed: ") + e.what();
-      stats = EvalStats(num_classes);
+      stats = empty;
     }
 
+    if (stats.keeps_matrix() != empty.keeps_matrix() || stats.num_classes() != num_classes) {
+      local_problem = "local evaluation failed: statistics of another shape";
+      stats = empty;
+    }
+    // 3C + 2 numbers (and C^2 up to the limit), in the communicator's pieces; above the limit
+    // each rank's most frequent confusions in a slot of its own, so one sum gathers them.
     std::vector<double> packed = stats.pack();
+    const std::size_t stats_size = packed.size();
+    if (!empty.keeps_matrix()) {
+      const std::vector<std::int64_t> mine = pack_top_confusions(stats);
+      packed.resize(stats_size + mine.size() * static_cast<std::size_t>(comm.size()), 0.0);
+      const std::size_t slot = stats_size + mine.size() * static_cast<std::size_t>(comm.rank());
+      for (std::size_t i = 0; i < mine.size(); ++i) packed[slot + i] = static_cast<double>(mine[i]);
+    }
     bool reduced = false;
     try {
       comm::OpOptions options;
@@ -82,7 +97,18 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
     const bool all_ok = comm.agree(reduced && local_problem.empty(), agree_options);
     if (all_ok) {
       outcome.ok = true;
-      outcome.metrics = compute_metrics(EvalStats::unpack(packed, num_classes), class_names);
+      const EvalStats reduced_stats = EvalStats::unpack(
+          std::vector<double>(packed.begin(),
+                              packed.begin() + static_cast<std::ptrdiff_t>(stats_size)),
+          num_classes, confusion_max_classes);
+      if (reduced_stats.keeps_matrix()) {
+        outcome.metrics = compute_metrics(reduced_stats, class_names);
+      } else {
+        const std::vector<std::int64_t> gathered(
+            packed.begin() + static_cast<std::ptrdiff_t>(stats_size), packed.end());
+        const SampledConfusions sampled = merge_top_confusions(gathered);
+        outcome.metrics = compute_metrics(reduced_stats, class_names, &sampled);
+      }
       outcome.reason.clear();
       outcome.late_ranks.clear();
       break;

@@ -47,7 +47,10 @@ std::string ModelSpec::model_option() const {
 
 std::string ModelSpec::describe() const {
   std::ostringstream out;
-  out << model_option() << " input " << shape_text(input_shape) << " classes " << num_classes;
+  out << model_option();
+  // A model of named inputs (an hf checkpoint's input_ids, attention_mask) has no one shape.
+  if (!input_shape.empty()) out << " input " << shape_text(input_shape);
+  out << " classes " << num_classes;
   const ModelKind* k = find_model_kind(name);
   if (k != nullptr && k->describe != nullptr) k->describe(*this, out);
   if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;

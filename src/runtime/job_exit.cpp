@@ -45,19 +45,29 @@ void append_failure_line(const std::string& line) {
   out << line << std::endl;
 }
 // "rank 1 on node2" from the launcher's environment, for a failure before MPI has started (a bad
-// option every rank reads): Open MPI, PMIx (srun) and Slurm name the rank before MPI_Init does.
+// option every rank reads).
 std::string identity_before_mpi() {
-  std::string rank = "?";
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') {
-      rank = value;
-      break;
-    }
-  }
+  const int rank = launcher_rank();
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "?");
-  return "rank " + rank + " on " + host;
+  return "rank " + (rank < 0 ? std::string("?") : std::to_string(rank)) + " on " + host;
+}
+
+// Every rank failed together: whether they all raised the same error (those an agreement told
+// are left out), and the lowest rank that raised it, so that only it prints it. Every rank is
+// here (all_ranks_failed), so the blocking reductions return at once.
+bool same_error_everywhere(const Runtime& runtime, bool told, const std::string& line, int& first) {
+  const unsigned long long mine = std::hash<std::string>{}(line);
+  unsigned long long low = told ? ~0ull : mine, high = told ? 0ull : mine;
+  int rank = told ? runtime.size() : runtime.rank();
+  if (MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, runtime.exit_comm()) !=
+          MPI_SUCCESS ||
+      MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, runtime.exit_comm()) !=
+          MPI_SUCCESS ||
+      MPI_Allreduce(MPI_IN_PLACE, &rank, 1, MPI_INT, MPI_MIN, runtime.exit_comm()) != MPI_SUCCESS)
+    return false;
+  first = rank;
+  return low == high;
 }
 }  // namespace
 
@@ -107,20 +117,28 @@ void abort_job(int code, const std::string& why) {
 
 int run_guarded(const Runtime& runtime, const std::function<int()>& body) {
   int code = kExitFailure;
-  std::string what;
+  std::string what, line, kind = "other";
+  bool told = false;
   try {
     return body();
   } catch (const Error& e) {
-    // One write per message, and only by the rank that raised it (told_by_peer).
-    if (!e.told_by_peer()) std::cerr << (e.describe() + "\n") << std::flush;
+    told = e.told_by_peer();  // the rank that raised it prints it
+    line = e.describe();
     code = e.exit_code();
     what = e.what();
+    kind = e.kind();
   } catch (const std::exception& e) {
     what = foreign_message(e);
-    std::cerr << ("slimtrain: error on rank " + std::to_string(runtime.rank()) + ": " + what + "\n")
-              << std::flush;
+    line = "slimtrain: error on rank " + std::to_string(runtime.rank()) + ": " + what;
   }
-  if (runtime.size() == 1 || all_ranks_failed(runtime)) {
+  const bool together = runtime.size() == 1 || all_ranks_failed(runtime);
+  // The same error raised by every rank (a bad option, a file every rank reads) is printed once,
+  // by the lowest of them; different errors each by its own rank. One write per message.
+  int first = runtime.rank();
+  if (together && runtime.size() > 1 && same_error_everywhere(runtime, told, kind + what, first))
+    told = told || runtime.rank() != first;
+  if (!told) std::cerr << (line + "\n") << std::flush;
+  if (together) {
     // Bad input is reported too: a launcher that kills the other ranks as this one exits returns
     // its own code for them, and the job script must still see a 2 (jobs/watch.sh).
     if (code == kExitUsage) report_failure(code, what);

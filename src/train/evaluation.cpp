@@ -53,9 +53,11 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
   what.model = s.model.get();
   what.info = &s.info;
   what.split = split;
-  what.batch_size = s.cfg.eval_batch_size;
+  what.shard.batch_size = s.cfg.eval_batch_size;
   // On a GPU, in the precision the model trains in (on a CPU in float32, as `slimtrain eval`).
-  what.bf16 = s.precision.bf16() && s.device.kind == "cuda";
+  what.shard.bf16 = s.precision.bf16() && s.device.kind == "cuda";
+  what.shard.confusion_max_classes = s.cfg.confusion_max_classes;
+  what.shard.batch_remedy = "train with --max-length or a smaller --eval-batch-size";
   what.policy.deadline_s = s.cfg.eval_deadline_s;
   what.policy.agree_timeout_s = s.cfg.collective_timeout_s + s.cfg.eval_deadline_s;
   what.policy.retries = s.cfg.eval_retries;
@@ -79,6 +81,17 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
     fields["attempts"] = o.attempts;
     fields["eval_batch_size"] = o.batch_size;
     s.run_log->event("eval", fields);
+  } else if (o.input_error) {
+    // The split's own samples failed (a batch memory cannot hold, a sequence past the model's
+    // positions): every evaluation would, so the run ends with exit 2, printed by the ranks that
+    // saw it, rather than training on blind.
+    DataError error(o.input_error_message.empty()
+                        ? "another rank's evaluation input failed"
+                        : detail::concat(purpose, " on '", split, "' at step ", step, ": ",
+                                         o.input_error_message),
+                    __FILE__, __LINE__);
+    if (o.input_error_message.empty()) error.mark_told_by_peer();
+    throw error;
   } else {
     log::warn(purpose, " on '", split, "' at step ", step, " skipped on every rank: ", o.reason);
     s.run_log->event("eval_skipped", {{"step", step},

@@ -9,12 +9,17 @@
 #include <cstring>
 #include <filesystem>
 
+#include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/core/log.hpp"
 
 namespace slimtrain::train {
 
 RunLog::RunLog(const std::string& run_dir, bool active, bool append)
-    : active_(active), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {
+    : active_(active),
+      tty_(isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()),
+      created_(start_) {
   if (!active_) return;
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
@@ -91,6 +96,7 @@ void RunLog::event(const std::string& name, nlohmann::json fields) {
     std::fprintf(stderr, "slimtrain: metrics.jsonl: written again, the kept events included%s\n",
                  lost_ > lost_said_ ? "; some were lost (see below)" : "");
   }
+  if (name == "done") summarise(line);
   if (lost_ > lost_said_ && (written || lost_said_ == 0)) {
     std::fprintf(stderr,
                  "slimtrain: WARN metrics.jsonl: %llu event(s) lost: the disk stayed full "
@@ -117,9 +123,17 @@ void RunLog::progress(std::int64_t epoch, std::int64_t step, std::int64_t total_
     std::snprintf(eta, sizeof eta, "%dm%02ds", s / 60, s % 60);
   }
   char line[256];
-  std::snprintf(line, sizeof line, "epoch %lld  step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
-                static_cast<long long>(epoch), static_cast<long long>(step),
-                static_cast<long long>(total_steps), loss, samples_per_s, eta);
+  const bool epoch_end = steps_per_epoch_ > 0 && step % steps_per_epoch_ == 0;
+  std::snprintf(
+      line, sizeof line, "epoch %lld%s  step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
+      static_cast<long long>(epoch), epoch_end ? " done" : "", static_cast<long long>(step),
+      static_cast<long long>(total_steps), loss, samples_per_s, eta);
+  if (epoch_end && tty_) {  // an epoch's line stays on the terminal
+    std::fprintf(stderr, "\r\033[K%s\n", line);
+    progress_open_ = false;
+    std::fflush(stderr);
+    return;
+  }
   if (tty_) {
     std::fprintf(stderr, "\r\033[K%s", line);
     progress_open_ = true;
@@ -127,6 +141,39 @@ void RunLog::progress(std::int64_t epoch, std::int64_t step, std::int64_t total_
     std::fprintf(stderr, "%s\n", line);
   }
   std::fflush(stderr);
+}
+
+void RunLog::set_run_shape(std::int64_t steps_per_epoch, std::int64_t samples_per_step,
+                           std::int64_t first_step) {
+  steps_per_epoch_ = steps_per_epoch;
+  samples_per_step_ = samples_per_step;
+  launch_step_ = first_step;
+}
+
+void RunLog::summarise(const nlohmann::json& done) const {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
+  const std::int64_t step = done.value("step", std::int64_t{0});
+  const std::int64_t steps = step - launch_step_;
+  const auto minutes = static_cast<long long>(seconds / 60);
+  char time[64];
+  std::snprintf(time, sizeof time, "%lldm%04.1fs", minutes, seconds - 60.0 * minutes);
+  std::string text = detail::concat("done at step ", step, ": ", steps, " step",
+                                    steps == 1 ? "" : "s", " trained in ", time);
+  std::string rates;  // this launch's samples over its time, and the steady rate of the done event
+  if (steps > 0 && seconds > 0 && samples_per_step_ > 0)
+    rates = detail::fixed(static_cast<double>(steps * samples_per_step_) / seconds, 1) +
+            " samples/s in all";
+  const nlohmann::json& steady = done.contains("samples_per_s") ? done["samples_per_s"] : nullptr;
+  if (steady.is_number())
+    rates += (rates.empty() ? "" : ", ") + detail::fixed(steady.get<double>(), 1) + " steady";
+  if (!rates.empty()) text += " (" + rates + ")";
+  const nlohmann::json& final = done.contains("final") ? done["final"] : nullptr;
+  if (final.is_object() && final.contains("accuracy"))
+    text += detail::concat("; final evaluation on '", done.value("final_split", std::string()),
+                           "': accuracy ", detail::fixed(final["accuracy"].get<double>(), 4),
+                           ", macro-F1 ", detail::fixed(final.value("macro_f1", 0.0), 4));
+  log::info(text);
 }
 
 void RunLog::end_progress_line() {

@@ -6,6 +6,7 @@
 #include "slimtrain/core/detail/fixed.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/model/autocast.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/blas_kernels.hpp"
@@ -77,6 +78,28 @@ nlohmann::json kernels_json(const runtime::BlasInfo& blas) {
           {"own_gflops", choice.own() != nullptr ? choice.own()->gflops : 0.0}};
 }
 
+// "adamw (lr 5e-05, betas 0.9/0.999, eps 1e-08, weight decay 0.01); learning rate: 10 warm-up
+// steps, then cosine to 0 at step 304": what the run optimises with, said at its start.
+std::string describe_optimizer(const TrainConfig& cfg, std::int64_t total_steps) {
+  const OptimConfig& o = cfg.optim;
+  const ScheduleConfig& k = cfg.schedule;
+  std::string text =
+      o.name == "adamw"
+          ? detail::concat(o.name, " (lr ", o.lr, ", betas ", o.beta1, "/", o.beta2, ", eps ",
+                           o.eps, ", weight decay ", o.weight_decay, ")")
+          : detail::concat(o.name, " (lr ", o.lr, ", momentum ", o.momentum,
+                           o.nesterov ? ", Nesterov" : "", ", weight decay ", o.weight_decay, ")");
+  text += "; learning rate: ";
+  if (k.warmup_steps > 0) text += detail::concat(k.warmup_steps, " warm-up steps, then ");
+  if (k.kind == "cosine")
+    text += detail::concat("cosine to ", o.lr * k.min_lr_ratio, " at step ", total_steps);
+  else if (k.kind == "step")
+    text += detail::concat("x", k.step_gamma, " every ", k.step_every, " steps");
+  else
+    text += k.kind;
+  return text;
+}
+
 }  // namespace
 
 void start_session(Session& s, const Position& at, bool resumed, double resume_ms) {
@@ -86,6 +109,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.run_log = std::make_unique<RunLog>(cfg.out, s.rt.rank() == 0, resumed || cfg.resume == "auto");
   if (s.fault.phase == FaultPhase::log && s.fault.rank == s.rt.rank())  // test only
     s.run_log->fail_writes_for_testing(s.fault.step, s.fault.times);
+  s.run_log->set_run_shape(s.steps_per_epoch, cfg.batch_size * cfg.grad_accum * s.rt.size(),
+                           at.step);
   std::vector<torch::Tensor> params = s.model->trainable_parameters();
   s.overlap = {cfg.overlap == "on", "--overlap " + cfg.overlap};
   if (cfg.overlap == "auto") {
@@ -126,6 +151,15 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   log::info_rank0(
       "model ", s.spec.describe(), ": ", n_params, " parameters",
       n_trainable == n_params ? std::string() : detail::concat(" (", n_trainable, " trainable)"));
+  if (s.hf_load && !resumed) eval::log_hf_load(*s.hf_load, s.spec);
+  if (s.hf_load && resumed)
+    log::info("hf:", s.spec.hf_dir, ": its weights replaced by the checkpoint of step ", at.step);
+  log::info_rank0("optimizer ", describe_optimizer(cfg, s.total_steps));
+  if (resumed && at.step >= s.total_steps)
+    log::info_rank0("the run in ", cfg.out, " is already finished: step ", at.step, " of ",
+                    s.total_steps,
+                    ", nothing left to train (more --epochs or --max-steps train "
+                    "on; another --out starts afresh); its final evaluation runs again");
   log::info_rank0(
       "data ", cfg.data, ": ", s.info.split_size("train"), " train samples, ", s.rt.size(),
       " ranks x batch ", cfg.batch_size,

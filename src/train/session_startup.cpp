@@ -172,7 +172,7 @@ void build_model(Session& s) {
                     "itself with torch.jit.script(model).save(path)");
   if (spec.name != "hf") check_memory_plan(s, built_model_size(*s.model));
   if (s.spec.name == "hf" && s.rt.rank() == 0)  // the initial broadcast gives the others
-    eval::log_hf_load(eval::load_hf_weights(*s.model, s.spec.hf_dir), s.spec);
+    s.hf_load = eval::load_hf_weights(*s.model, s.spec.hf_dir);
   match_inputs(s);
   if (s.device.kind == "cuda")
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));

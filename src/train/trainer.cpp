@@ -199,15 +199,18 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
     const double rate = timer_.window_steps() * cfg_.batch_size * cfg_.grad_accum * rt_.size() /
                         timer_.window_seconds();
     const double loss = d.mean_loss.value_or(0.0);
-    const nlohmann::json ranks = rank_times();
-    // Rank 0's components; its sync includes waiting for the slowest rank.
     s.run_log->progress(pos_.epoch, pos_.step, s.total_steps, loss, rate);
-    nlohmann::json train = {{"step", pos_.step},     {"epoch", pos_.epoch},
-                            {"loss", loss},          {"lr", s.schedule->lr_at(pos_.step - 1)},
-                            {"samples_per_s", rate}, {"step_ms", timer_.step_ms()}};
-    if (!ranks.is_null()) train["ranks"] = ranks;
-    s.run_log->event("train", train);
-    timer_.reset_window();
+    // The train event (and the window's times) every --log-every steps and at the last.
+    if (pos_.step % cfg_.log_every == 0 || pos_.step == s.total_steps) {
+      const nlohmann::json ranks = rank_times();
+      // Rank 0's components; its sync includes waiting for the slowest rank.
+      nlohmann::json train = {{"step", pos_.step},     {"epoch", pos_.epoch},
+                              {"loss", loss},          {"lr", s.schedule->lr_at(pos_.step - 1)},
+                              {"samples_per_s", rate}, {"step_ms", timer_.step_ms()}};
+      if (!ranks.is_null()) train["ranks"] = ranks;
+      s.run_log->event("train", train);
+      timer_.reset_window();
+    }
   }
   const auto paused_from = Clock::now();
   const bool eval_now =
@@ -352,7 +355,10 @@ int Trainer::run() {
       data::Batch batch;
       while (pos_.step < s.total_steps && !s.epoch_over(pos_.epoch_step) && batches_->next(batch)) {
         const std::int64_t step = pos_.step + 1;
-        const bool log_now = step % cfg_.log_every == 0 || step == s.total_steps;
+        // A progress line after the launch's first step and at each epoch's end too (train
+        // events stay every --log-every steps).
+        const bool log_now = step % cfg_.log_every == 0 || step == s.total_steps ||
+                             step == steady_.first_step + 1 || step % s.steps_per_epoch == 0;
         const StepDecision d = train_step(batch, log_now);
         after_step(d, log_now);
         if (nonfinite_->diverged()) return nonfinite_->end_run(*checkpoints_, pos_.step);

@@ -31,7 +31,7 @@ check "  hosts per rank" same "$(field n22 start '[p["host"] for p in e["placeme
 check "  local rank per rank" same "$(field n22 start '[p["local_rank"] for p in e["placement"]]')" "[0, 1, 0, 1]"
 check "  local size per rank" same "$(field n22 start '[p["local_size"] for p in e["placement"]]')" "[2, 2, 2, 2]"
 check "  the same accuracy as one machine" close "$(field n22 eval 'e["accuracy"]')" "$ref_acc" 0.03
-check "  evaluation moves (2 + 4^2) x 8 = 144 bytes per rank" same "$(field n22 eval 'e["bytes_sent"]')" 144
+check "  evaluation moves (2 + 3*4 + 4^2) x 8 = 240 bytes per rank" same "$(field n22 eval 'e["bytes_sent"]')" 240
 check "  the deadlines come from the measured link" contains "data plane deadlines: .*a quarter of the measured"
 
 # A rank that stops arriving: every report names it with its host.

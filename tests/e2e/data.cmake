@@ -43,3 +43,8 @@ slimtrain_add_e2e(NAME e2e_wild_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/wild_f
 # equal within 16 MiB; 2^50 rows refused before training (about 20 s).
 slimtrain_add_e2e(NAME e2e_stream_memory COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/stream_memory.sh
                   TIMEOUT 180 LABELS data)
+# Text in the encodings and shapes people have: UTF-16 by its mark or --encoding, cp1252, GB18030,
+# Shift JIS; labels checked as texts; headers as pandas reads them, --no-header; 1.0 labels; one
+# class; column numbers from 0; outputs refused before work; errors once at np 2 (about 15 s).
+slimtrain_add_e2e(NAME e2e_text_encodings COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/text_encodings.sh
+                  TIMEOUT 90 LABELS data)

@@ -68,6 +68,9 @@ check "  loads the checkpoint's 41 tensors" contains "hf:$work/bert: 41 tensors 
 check "  learns the marker tokens (majority class ~0.27)" json_is "$(events "$work/run" done)" 'e["final"]["accuracy"] > 0.8'
 check "  resumed at np 1, it goes on" expect_rc 0 "$S" train "${recipe[@]}" --epochs 14 --out "$work/run"
 check "    from the np-2 checkpoint" contains "resuming a 2-rank checkpoint on 1"
+check "    the checkpoint's weights replace the pretrained ones, said so" \
+  contains "hf:$work/bert: its weights replaced by the checkpoint of step"
+check "    no warning that the head is new (it was trained)" test -z "$(grep "newly initialised" <<<"$out")"
 check "eval --predictions of the run" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run" \
   --predictions "$work/p-run.h5" --threads 1
 check "export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"

@@ -40,8 +40,8 @@ for n in 1 2 3; do
     'e["final"]["accuracy"] > 0.4'
 done
 check "  hidden_states dropped at the slim boundary and named" contains "beside the logits: 'hidden_states' float32 \[8,24\]"
-check "  the evaluation sent only its statistics (2 + 4^2 words)" json_is "$(events "$work/np3" eval)" \
-  'e["bytes_sent"] <= (2 + 16) * 8'
+check "  the evaluation sent only its statistics (2 + 3*4 + 4^2 words)" json_is "$(events "$work/np3" eval)" \
+  'e["bytes_sent"] <= (2 + 12 + 16) * 8'
 check "slimtrain eval reads the checkpoint and the file" expect_rc 0 "$S" eval --checkpoint "$work/np2" --data "$D" --split test
 check "  all 37" contains "37"
 
@@ -69,7 +69,18 @@ check "text-bow (fastText's model) trains at np 2" expect_rc 0 np 2 "$S" train "
 check "  it learned the marker tokens" json_is "$(events "$work/bow" done)" 'e["final"]["accuracy"] > 0.8'
 check "  with hashed bigrams too" expect_rc 0 np 2 "$S" train "${text[@]}" --lr 0.1 --epochs 1 \
   --model text-bow --text-bigrams 1000 --out "$work/bigrams"
-check "  the start line names its vocabulary and buckets" contains "text-bow input \[\] classes 4 vocab 200 dim 64 bigram-buckets 1000"
+check "  the start line names its vocabulary and buckets" contains "text-bow classes 4 vocab 200 dim 64 bigram-buckets 1000"
+# The run's story (issue 60): the optimizer at start, progress at the first step and at the end
+# of each epoch (not only every --log-every), the total time and throughput at the end.
+check "  the optimizer, its learning rate and schedule at start" \
+  contains "INFO  optimizer adamw (lr 0.1, betas 0.9/0.999, eps 1e-08, weight decay 0); learning rate: constant"
+check "  a progress line at the first step" contains "epoch 0  step 1/13  loss"
+check "  and at the epoch's end" contains "epoch 0 done  step 13/13  loss"
+check "  the total time and throughput at the end" \
+  grep -Eq "INFO  done at step 13: 13 steps trained in [0-9m.]+s \([0-9.]+ samples/s in all" <<<"$out"
+check "  a finished run run again says so" expect_rc 0 np 2 "$S" train "${text[@]}" --lr 0.1 \
+  --epochs 1 --model text-bow --text-bigrams 1000 --out "$work/bigrams"
+check "    (the line)" contains "is already finished: step 13 of 13, nothing left to train"
 check "text-transformer trains at np 2" expect_rc 0 np 2 "$S" train "${text[@]}" --lr 0.01 \
   --epochs 4 --model text-transformer --text-dim 32 --out "$work/transformer"
 check "  it learned too" json_is "$(events "$work/transformer" done)" 'e["final"]["accuracy"] > 0.6'

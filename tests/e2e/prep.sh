@@ -93,10 +93,10 @@ bad "count mismatch" "holds 50 images but .*short-labels holds 49 labels" idx --
 bad "float IDX" "unsupported IDX element type 0xd" idx --train-images "$in/float-images" --train-labels "$in/train-labels.gz"
 bad "label out of range" "train-images.gz: record 1 has label 3, outside \[0, 3)" idx "${idx_ok[@]}" --num-classes 3
 bad "ragged CSV" "ragged.csv: line 10 has 3 fields, expected 4" csv --train "$in/ragged.csv"
-bad "non-numeric CSV" "word.csv: line 5, column 2: 'abc' is not a number" csv --train "$in/word.csv"
-bad "NaN feature" "nan.csv: line 7, column 2: feature 'nan' is NaN" csv --train "$in/nan.csv"
-bad "labels mixing integers and names" "mixed.csv: the label column (column 2) mixes integers and class names: line 2 has '0', line 3 has 'cat'" csv --train "$in/mixed.csv" --header
-bad "a name not in --class-names" "iris.csv: line 4, column 3: label 'virginica' is not one of the class names (2 given by --class-names)" csv --train "$in/iris.csv" --header --class-names setosa,versicolor
+bad "non-numeric CSV" "word.csv: line 5, column 1: 'abc' is not a number" csv --train "$in/word.csv"
+bad "NaN feature" "nan.csv: line 7, column 1: feature 'nan' is NaN" csv --train "$in/nan.csv"
+bad "labels mixing integers and names" "mixed.csv: the label column (column 1) mixes integers and class names: line 2 has '0', line 3 has 'cat'" csv --train "$in/mixed.csv" --header
+bad "a name not in --class-names" "iris.csv: line 4, column 2: label 'virginica' is not one of the class names (2 given by --class-names)" csv --train "$in/iris.csv" --header --class-names setosa,versicolor
 bad "names in train, integers in test" "iris.csv labels its classes by name but .*ints.csv by integer" csv --train "$in/iris.csv" --test "$in/ints.csv" --header
 bad "NPY float16" "x-f2.npy: unsupported .npy dtype '<f2'" npy --train-x "$in/x-f2.npy" --train-y "$in/y.npy"
 bad "NPY Fortran order" "x-fortran.npy: Fortran-order" npy --train-x "$in/x-fortran.npy" --train-y "$in/y.npy"

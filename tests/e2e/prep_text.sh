@@ -33,7 +33,7 @@ check "--tokenizer uses the user's model" expect_rc 0 "$S" prep text --train "$i
 check "  the same ids as the trained one" h5diff "$dst/csv.h5" "$dst/given.h5" /test/inputs/input_ids/values
 check "  marked as given" expect_rc 0 "$S" inspect "$dst/given.h5"
 check "  in inspect" contains "trained given by --tokenizer"
-check "bpe tokenizer, TSV by column index, integer labels" expect_rc 0 "$S" prep text --train "$in/train.tsv" --text-column 1 --label-column 0 --tokenizer-type bpe --vocab-size 60 --val-fraction 0.2 -o "$dst/tsv.h5"
+check "bpe tokenizer, TSV by column index, integer labels" expect_rc 0 "$S" prep text --train "$in/train.tsv" --no-header --text-column 1 --label-column 0 --tokenizer-type bpe --vocab-size 60 --val-fraction 0.2 -o "$dst/tsv.h5"
 check "  /train 192, /val 48" expect_rc 0 "$S" inspect "$dst/tsv.h5"
 check "  counts" contains "/val: 48 samples"
 check "gzipped JSONL pairs (two --text-column)" expect_rc 0 "$MPIEXEC" -np 2 "$S" prep text --train "$in/pairs.jsonl.gz" --text-column premise --text-column hypothesis --label-column label --vocab-size 60 -o "$dst/pairs.h5"
@@ -55,15 +55,15 @@ bad() {  # bad DESCRIPTION FILE MESSAGE [options, else "${columns[@]}"]
 }
 bad "an unclosed quote" unclosed.csv "unclosed.csv: line 4: a quoted field opened in this record is never closed"
 bad "a short or long record" fields.csv "fields.csv: line 4 has 4 fields, expected 3 (as the header)"
-bad "text after a closing quote" after_quote.csv "after_quote.csv: line 4, column 2: text after a closing quote"
-bad "a label that is a number but no integer" float_label.csv "float_label.csv: line 4, column 3: label '1.5' is a number but not an integer"
-bad "an empty text" empty_text.csv "empty_text.csv: line 4, column 2: empty text"
+bad "text after a closing quote" after_quote.csv "after_quote.csv: line 4, column 1: text after a closing quote"
+bad "a label that is a number but no integer" float_label.csv "float_label.csv: line 4, column 2: label '1.5' is a number but not an integer"
+bad "an empty text" empty_text.csv "empty_text.csv: line 4, column 1: empty text"
 bad "a line that is no JSON" bad.jsonl "bad.jsonl: line 2: not JSON" --text-column text --label-column label
 bad "a JSON record without the text key" nokey.jsonl "nokey.jsonl: line 2: no key 'text' (its keys: body, label)" --text-column text --label-column label
 bad "JSONL without a label key" bad.jsonl "--label-column: .*bad.jsonl holds JSON objects; name the label's key" --text-column text
 bad "an unknown extension" data.txt "--train: .*data.txt: the extension says neither .csv, .tsv nor .jsonl"
 bad "a column the header lacks" train.csv "--text-column: 'body' is not a column of .*train.csv (its header: id, text, topic)" --text-column body --label-column topic
-bad "a column index past the last" train.tsv "--text-column: column 5 does not exist in .*train.tsv (2 columns)" --text-column 5 --label-column 0
+bad "a column index past the last" train.tsv "--text-column: column 5 does not exist in .*train.tsv (2 columns, counted from 0)" --text-column 5 --label-column 0 --no-header
 check "a vocabulary the texts cannot fill: exit 2" expect_rc 2 "$S" prep text "${csv[@]}" --vocab-size 100000 -o "$dst/bad.h5"
 check "  naming --vocab-size" contains "vocab-size: 100000 is more than the training texts can fill"
 check "a missing --tokenizer file: exit 2" expect_rc 2 "$S" prep text --train "$in/train.csv" --text-column text --label-column topic --tokenizer "$work/none.model" -o "$dst/bad.h5"
@@ -71,13 +71,13 @@ check "  naming it" contains "none.model"
 check "a file that is no tokenizer: exit 2" expect_rc 2 "$S" prep text --train "$in/train.csv" --text-column text --label-column topic --tokenizer "$in/train.csv" -o "$dst/bad.h5"
 check "  naming it" contains "--tokenizer .*train.csv: not a SentencePiece model"
 check "a bad record under mpirun -np 2: exit 2 on both ranks" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" prep text --train "$in/float_label.csv" --text-column text --label-column topic --tokenizer "$work/user.model" -o "$dst/bad.h5"
-check "  naming it" contains "float_label.csv: line 4, column 3"
+check "  naming it" contains "float_label.csv: line 4, column 2"
 check "  nothing left behind" no_temp_files
 check "labels that mix names and integers are all class names" expect_rc 0 "$S" prep text --train "$in/mixed.csv" --text-column text --label-column topic --tokenizer "$work/user.model" -o "$dst/mixed.h5"
 check "  in text order" contains "the labels mix integers and names: all are class names"
 check "--skip-bad leaves bad records out" expect_rc 0 "$MPIEXEC" -np 2 "$S" prep text --train "$in/skip.csv" --text-column text --label-column topic --tokenizer "$work/user.model" --skip-bad -o "$dst/skip.h5"
 check "  and lists them" grep -q "2 records left out" "$dst/skip.h5.skipped.txt"
-check "  with their lines" grep -q "skip.csv: line 5, column 3: label '1.5'" "$dst/skip.h5.skipped.txt"
+check "  with their lines" grep -q "skip.csv: line 5, column 2: label '1.5'" "$dst/skip.h5.skipped.txt"
 check "  3 records kept" expect_rc 0 "$S" inspect "$dst/skip.h5"
 check "  in /train" contains "/train: 3 samples"
 

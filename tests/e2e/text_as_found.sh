@@ -24,12 +24,12 @@ nothing_behind() {  # no bad.h5, no hidden temporary file
 named=(--text-column text --label-column label)
 
 # Unquoted TSV: 300 lines, 103 of them texts that open a quote they never close.
-check "an unquoted TSV whose texts start with quotes" expect_rc 0 prep --train "$in/quotes.tsv" --text-column 1 --label-column 0 -o "$dst/quotes.h5"
+check "an unquoted TSV whose texts start with quotes" expect_rc 0 prep --train "$in/quotes.tsv" --no-header --text-column 1 --label-column 0 -o "$dst/quotes.h5"
 check "  keeps every line" expect_rc 0 "$S" inspect "$dst/quotes.h5"
 check "  (300 samples)" contains "/train: 300 samples"
 check "  and two classes" contains "labels: ham=200 spam=100"
-check "--quoting csv reads it as CSV: exit 2" expect_rc 2 prep --train "$in/quotes.tsv" --text-column 1 --label-column 0 --quoting csv -o "$dst/bad.h5"
-check "  naming the line" contains "quotes.tsv: line 1, column 2: text after a closing quote"
+check "--quoting csv reads it as CSV: exit 2" expect_rc 2 prep --train "$in/quotes.tsv" --no-header --text-column 1 --label-column 0 --quoting csv -o "$dst/bad.h5"
+check "  naming the line" contains "quotes.tsv: line 1, column 1: text after a closing quote"
 check "  nothing left behind" nothing_behind
 
 # Byte order marks.
@@ -39,7 +39,7 @@ for f in bom.csv bom.jsonl; do
   check "  the header's first column is found, two classes" expect_rc 0 "$S" inspect "$dst/$f.h5"
   check "  (ham, spam)" contains "classes: 2 (ham, spam)"
 done
-check "bom.tsv: a mark before the first label" expect_rc 0 prep --train "$in/bom.tsv" --text-column 1 --label-column 0 -o "$dst/bom-tsv.h5"
+check "bom.tsv: a mark before the first label" expect_rc 0 prep --train "$in/bom.tsv" --no-header --text-column 1 --label-column 0 -o "$dst/bom-tsv.h5"
 check "  no third class" expect_rc 0 "$S" inspect "$dst/bom-tsv.h5"
 check "  (ham, spam)" contains "classes: 2 (ham, spam)"
 
@@ -67,7 +67,7 @@ check "  inspect reads them" expect_rc 0 "$S" inspect "$dst/many.h5"
 check "  (5000, the first 30 named)" contains "classes: 5000 (intent_0, intent_1, intent_10, .*, ... (4970 more))"
 check "  text-bow trains on them at np 2" expect_rc 0 timeout 120 "$MPIEXEC" -np 2 "$S" train --model text-bow --data "$dst/many.h5" --epochs 1 --eval-every 40 --out "$work/many-run" --resume none
 check "  no event lost" bash -c '! grep -q "lost" <<<"$1"' _ "$out"
-check "  metrics.jsonl holds every evaluation, the confusion sparse" "$PY" -c "
+check "  metrics.jsonl holds every evaluation, the top confusions from a sample" "$PY" -c "
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
 evals = [e for e in events if e['event'] == 'eval']
@@ -75,10 +75,14 @@ done = [e for e in events if e['event'] == 'done'][-1]
 assert len(evals) >= 2, len(evals)
 final = done['test']
 assert final['count'] == 5000 and len(final['per_class']) == 5000
-cells = final['confusion']['cells']
-assert final['confusion']['classes'] == 5000 and sum(c[2] for c in cells) == 5000
+conf = final['confusion']
+assert conf['classes'] == 5000 and conf['max_classes'] == 100 and conf['sampled'] == 5000
+assert 0 < len(conf['top']) <= 20 and 'sample' in conf['note']
 " "$work/many-run/metrics.jsonl"
 check "  eval reads the /class_names dataset" expect_rc 0 "$S" eval --checkpoint "$work/many-run/checkpoints" --data "$dst/many.h5" --split test
+check "  the table: the 20 worst and 20 best classes, not 5,000 lines" test "$(grep -c '^intent_' <<<"$out")" -le 60
+check "  (said so)" contains "classes of F1 .* between (--per-class all lists every one)"
+check "  --per-class all lists every class" expect_rc 0 "$S" eval --checkpoint "$work/many-run/checkpoints" --data "$dst/many.h5" --split test --per-class all
 check "  (intent_999 in the table)" contains "^intent_999 "
 
 # Macro-F1 over the classes the split holds.
@@ -117,6 +121,19 @@ for limit in 3000000 8000000; do
   check "training on it within ${limit} KiB: exit 2" expect_rc 2 bash -c 'ulimit -v "$1"; shift; exec "$@"' _ "$limit" "$S" train --model text-bow --data "$dst/huge-whole.h5" --epochs 1 --batch-size 16 --out "$work/huge-run" --resume none
   check "  naming the sample and its length" contains "does not fit in memory (allocating .* GB failed): its longest sample, row 101, is [0-9]* elements long. Prep with --max-length"
   check "  no stack trace" bash -c '! grep -qE "frame #|alloc_cpu.cpp" <<<"$1"' _ "$out"
+done
+
+# The same sample in an evaluation (issue 60: train exited 0 with the final evaluation "skipped"
+# and 31 LibTorch frames, eval 1 with "communication error ... can't allocate memory"): exit 2
+# naming its row and the evaluation's batch option, in train's evaluation and in eval.
+check "the 50 MB record in /test only, kept whole" expect_rc 0 prep --train "$in/short.csv" --test "$in/huge.csv" "${named[@]}" --tokenizer "$work/tok.model" --max-length 0 -o "$dst/huge-test.h5"
+check "  train's final evaluation of it within 3 GB: exit 2" expect_rc 2 bash -c 'ulimit -v 3000000; exec "$@"' _ "$S" train --model text-bow --data "$dst/huge-test.h5" --epochs 1 --batch-size 16 --eval-batch-size 16 --out "$work/huge-eval-run" --resume none
+check "  naming the sample and --eval-batch-size" contains "final evaluation on 'test' at step [0-9]*: .*does not fit in memory (allocating .* GB failed): its longest sample, row 101, is [0-9]* elements long. Prep with --max-length .*--eval-batch-size"
+check "  no stack trace" bash -c '! grep -qE "frame #|alloc_cpu.cpp" <<<"$1"' _ "$out"
+for limit in 3000000 8000000; do
+  check "eval of it within ${limit} KiB: exit 2" expect_rc 2 bash -c 'ulimit -v "$1"; shift; exec "$@"' _ "$limit" "$S" eval --data "$dst/huge-test.h5" --checkpoint "$work/huge-eval-run" --split test --batch-size 16
+  check "  naming the sample and --batch-size" contains "batch .*of 16 samples of /test does not fit in memory (allocating .* GB failed): its longest sample, row 101, .*evaluate with a smaller --batch-size"
+  check "  no stack trace" bash -c '! grep -qE "frame #|alloc_cpu.cpp|communication error" <<<"$1"' _ "$out"
 done
 
 # An error every rank sees, at np 2: once, on its own line.

@@ -31,8 +31,8 @@ check "  one warning naming what was dropped at the slim boundary" \
 check "  named once" test "$(grep -c "beside the logits" <<<"$out")" -eq 1
 check "  the start event records them" json_is "$(events "$R" start)" \
   'e["dropped_outputs"] == ["[0] float32 [] (4 B)", "[2] float32 [16,16,32] (32.0 KiB)"]'
-check "  the evaluation sends (2 + 4*4) x 8 bytes, the hidden states nothing" \
-  json_is "$(event_at "$R" eval 4)" 'e["bytes_sent"] == 144 and e["count"] == 203'
+check "  the evaluation sends (2 + 3*4 + 4*4) x 8 bytes, the hidden states nothing" \
+  json_is "$(event_at "$R" eval 4)" 'e["bytes_sent"] == 240 and e["count"] == 203'
 check "--strict-slim refuses it, exit 2" expect_rc 2 "$S" train "${job_args[@]}" \
   --model "torchscript:$M/hf.pt" --out "$work/strict" --strict-slim
 check "  with the same list" contains "--strict-slim: .*hf.pt's forward returns 2 outputs beside the logits: \[0\] float32 \[\] (4 B), \[2\] float32 \[16,16,32\]"

@@ -23,7 +23,7 @@ check "  naming rank 1 late" json_is "$e" 'e["late_ranks"] == [1]'
 check "  with the deadline as reason" json_is "$e" '"missed its deadline" in e["reason"] and "missing ranks: 1" in e["reason"]'
 check "  no eval event at step 8" test -z "$(event_at "$R" eval 8)"
 check "  the evaluation at step 4 ran" json_is "$(event_at "$R" eval 4)" 'e["count"] == 203'
-check "  sending only the statistics: (2 + 4*4) * 8 bytes" json_is "$(event_at "$R" eval 4)" 'e["bytes_sent"] == 144'
+check "  sending only the statistics: (2 + 3*4 + 4*4) * 8 bytes" json_is "$(event_at "$R" eval 4)" 'e["bytes_sent"] == 240'
 check "  checkpoint event at step 8" json_is "$(event_at "$R" checkpoint 8)" 'e["step"] == 8'
 check "  training went on to step 12" json_is "$(event_at "$R" train 12)" 'e["step"] == 12'
 check "  done, with the final test metrics" json_is "$(events "$R" done)" 'e["step"] == 12 and e["test"]["count"] == 203'

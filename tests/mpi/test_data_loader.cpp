@@ -68,6 +68,12 @@ class DataLoaderTest : public ::testing::Test {
     MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, MPI_COMM_WORLD);
     dir_ = name;
   }
+  // What a failed conversion left in dir_, for the failure message.
+  std::string left() const {
+    std::string names;
+    for (const auto& e : fs::directory_iterator(dir_)) names += e.path().filename().string() + " ";
+    return names;
+  }
   void TearDown() override {
     MPI_Barrier(MPI_COMM_WORLD);
     if (world_rank() == 0) fs::remove_all(dir_);
@@ -269,7 +275,9 @@ TEST_F(DataLoaderTest, ABadRowOnTheLastRankFailsEveryRankAndLeavesNothing) {
   }
   EXPECT_NE(message.find("counting.csv: line 41"), std::string::npos) << "'" << message << "'";
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_TRUE(fs::is_empty(dir_)) << "no output and no temporary file may remain";
+  EXPECT_TRUE(fs::is_empty(dir_)) << "no output and no temporary file may remain: " << left();
+  // Every rank has looked before rank 0 probes the directory for the next conversion.
+  MPI_Barrier(MPI_COMM_WORLD);
 
   // Labels past --num-classes are found by whichever rank holds them, and agreed on.
   options.num_classes = 3;
@@ -278,7 +286,8 @@ TEST_F(DataLoaderTest, ABadRowOnTheLastRankFailsEveryRankAndLeavesNothing) {
                                                nullptr, options),
                slimtrain::DataError);
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_TRUE(fs::is_empty(dir_)) << left();
+  MPI_Barrier(MPI_COMM_WORLD);
 
   // An existing output without --force: refused on every rank, file untouched.
   options.num_classes = 0;

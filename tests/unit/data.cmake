@@ -1,5 +1,5 @@
 slimtrain_add_gtest(NAME unit_data TIER unit TIMEOUT 60
-  SOURCES test_data_parsers.cpp test_data_shard.cpp test_data_augment.cpp
+  SOURCES test_data_parsers.cpp test_data_shard.cpp test_data_augment.cpp test_text_encoding.cpp
   LIBS slimtrain_dataio ZLIB::ZLIB)
 
 # Reads files that /usr/bin/python3's h5py writes at test time (skips without h5py), and the

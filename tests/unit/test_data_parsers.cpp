@@ -175,7 +175,7 @@ TEST(CsvSource, NamesLineAndColumnOfBadRows) {
   sd::CsvSource ragged(text("1,2,0\n3,4,1\n5,1\n"), "r.csv", options);
   expect_data_error([&] { ragged.read(2, x); }, {"r.csv", "line 3", "2 fields, expected 3"});
   sd::CsvSource word(text("1,2,0\n\n1,abc,1\n"), "w.csv", options);
-  expect_data_error([&] { word.read(1, x); }, {"w.csv", "line 3", "column 2", "abc"});
+  expect_data_error([&] { word.read(1, x); }, {"w.csv", "line 3", "column 1", "abc"});
   sd::CsvSource nan(text("1,nan,0\n"), "n.csv", options);
   expect_data_error([&] { nan.read(0, x); }, {"n.csv", "line 1", "NaN"});
   sd::CsvSource inf(text("1,inf,0\n"), "i.csv", options);

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <string>
 
@@ -53,6 +54,24 @@ TEST(Log, LevelFiltersAndRankZeroHelper) {
   EXPECT_NE(capture_stderr([] { log::info_rank0("only rank 0"); }).find("r0 INFO  only rank 0"),
             std::string::npos);
   set_process_rank(-1);
+}
+
+// Issue 60: before MPI starts, lines carried "r-" (export's, a lone process's) and every rank of
+// an mpirun printed info_rank0's lines. The launcher's rank now; a process alone is rank 0.
+TEST(Log, BeforeMpiTheLaunchersRankAndAProcessAloneIsRankZero) {
+  log::set_level(log::Level::info);
+  set_process_rank(-1);
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}) unsetenv(name);
+  EXPECT_NE(capture_stderr([] { log::info("exported"); }).find(" r0 INFO  exported"),
+            std::string::npos);
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  EXPECT_EQ(launcher_rank(), 1);
+  EXPECT_EQ(capture_stderr([] { log::info_rank0("once"); }), "");
+  EXPECT_NE(capture_stderr([] { log::warn("mine"); }).find(" r1 WARN  mine"), std::string::npos);
+  setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  EXPECT_NE(capture_stderr([] { log::info_rank0("once"); }).find(" r0 INFO  once"),
+            std::string::npos);
+  unsetenv("OMPI_COMM_WORLD_RANK");
 }
 
 TEST(Log, ParseLevelNamesTheOption) {

@@ -31,6 +31,12 @@ inline constexpr const char* kThreadsHelp =
     "LibTorch threads per rank (0: the cores of the rank's affinity mask, shared among the ranks "
     "of its node that overlap it: srun --cpus-per-task, mpirun binding, cgroup cpusets)";
 
+/** @brief --confusion-max-classes of train and eval: one text for both. */
+inline constexpr const char* kConfusionMaxClassesHelp =
+    "classes up to which an evaluation keeps the whole C x C confusion matrix (at most 4096); "
+    "above, the statistics stay linear in the classes (per class its true positives, predictions "
+    "and samples) and the most frequent confusions come from a bounded sample, said so";
+
 class CommandLine {
  public:
   /** @param command e.g. "train"; @param synopsis one usage line; @param about a paragraph for

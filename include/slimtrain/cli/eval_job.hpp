@@ -16,6 +16,8 @@ struct EvalJobConfig {
   double deadline_s = 300.0;
   double io_timeout_s = 600.0;  ///< resolving and loading the checkpoint
   bool json = false;
+  std::int64_t confusion_max_classes = 100;  ///< --confusion-max-classes
+  std::string per_class = "ends";            ///< --per-class: ends (worst and best 20) or all
   std::string predictions;  ///< --predictions OUT.h5: every sample's logits ("": none)
   bool force = false;       ///< --force: replace an existing --predictions file
 };

@@ -18,8 +18,10 @@
 
 namespace slimtrain::cli {
 
-/** @brief Collective: ConfigError on every rank when -o exists (without --force) or is a folder. */
-void check_output(comm::ControlPlane& control, const PrepOptions& options);
+/** @brief Collective: ConfigError on every rank, printed once, when `option` (options.output)
+ * cannot be written: files::check_output_file on rank 0. */
+void check_output(comm::ControlPlane& control, const PrepOptions& options,
+                  const std::string& option = "-o");
 
 /** @brief ConfigError when --class-names and --num-classes disagree on the count. */
 void check_class_options(const PrepOptions& options);

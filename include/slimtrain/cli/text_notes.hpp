@@ -15,7 +15,8 @@ namespace slimtrain::cli {
 // this rank's share, the first record of each kept ("" when none).
 struct TextNotes {
   std::int64_t invalid_utf8 = 0, nul = 0, cut = 0, longest = 0;
-  std::string first_invalid, first_nul, longest_at;
+  std::int64_t flawed_labels = 0;  ///< labels with bytes that are not UTF-8 or NUL bytes
+  std::string first_invalid, first_nul, longest_at, first_flawed_label;
 };
 
 /** @brief Every rank's notes summed, the first records gathered, and logged by rank 0. */

@@ -24,6 +24,11 @@ enum ExitCode : int {
 /** @brief Rank recorded in errors and log lines; -1 until the runtime knows it. */
 void set_process_rank(int rank);
 int process_rank();
+/** @brief This process's rank as its launcher names it before MPI starts (Open MPI, PMIx,
+ * Slurm); -1 when none does (a process alone). */
+int launcher_rank();
+/** @brief The rank a log line carries: MPI's once known, the launcher's before, 0 alone. */
+int log_rank();
 
 /** @brief Base of all slimtrain errors. what() is the bare message; describe() adds origin. */
 class Error : public std::runtime_error {

@@ -89,6 +89,16 @@ void rename_checked(const std::string& from, const std::string& to);
 bool remove_tree(const std::string& path) noexcept;
 
 /**
+ * @brief Before any work: ConfigError naming `option` unless `output` can be written as a file:
+ * not a directory, not an existing file without `force`, its directory there and a file creatable
+ * in it (tried: a read-only file system or a folder without permission is found now).
+ */
+void check_output_file(const std::string& output, bool force, const std::string& option);
+/** @brief The same for a directory written into: not a file, and itself (when it exists) or the
+ * nearest directory above it that exists takes a new file. Makes nothing. */
+void check_output_directory(const std::string& dir, const std::string& option);
+
+/**
  * @brief Makes `output` appear whole or not at all: `write` fills a temporary file beside it,
  * which is fsynced and renamed over `output`; on any error the temporary is removed and the
  * error rethrown. Refuses an existing `output` unless `force` (ConfigError naming `option`).

@@ -39,8 +39,8 @@ void error(const Args&... args) {
   if (enabled(Level::error)) write(Level::error, detail::concat(args...));
 }
 
-/** @brief info() on rank 0 only (or before the rank is known): for messages every rank would
- * repeat. */
+/** @brief info() on rank 0 only (before MPI starts, the launcher's rank 0, or a process alone):
+ * for messages every rank would repeat. */
 template <typename... Args>
 void info_rank0(const Args&... args);
 
@@ -50,5 +50,5 @@ void info_rank0(const Args&... args);
 
 template <typename... Args>
 void slimtrain::log::info_rank0(const Args&... args) {
-  if (process_rank() <= 0) info(args...);
+  if (log_rank() == 0) info(args...);
 }

@@ -27,6 +27,13 @@ class EvalLoader {
   std::int64_t global_count() const { return global_; }
   /** @brief The first global row of this rank's share. */
   std::int64_t first_row() const { return share_.begin; }
+  /** @brief The row the next batch starts at, and the end of this rank's share. */
+  std::int64_t position() const { return position_; }
+  std::int64_t share_end() const { return share_.end; }
+  /** @brief What a batch too large for memory is told to do (refuse_batch's `remedy`). */
+  void set_batch_remedy(const std::string& remedy) {
+    if (named_) named_->set_batch_remedy(remedy);
+  }
   void reset() { position_ = share_.begin; }
   bool next(Batch& out);
   const DatasetInfo& info() const { return info_; }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "slimtrain/data/batch.hpp"
+#include "slimtrain/data/batch_memory.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 
 namespace slimtrain::data {
@@ -29,6 +30,8 @@ class NamedSplit {
   Batch batch(const std::int64_t* rows, std::int64_t count, const BatchForm& form = {}) const;
   /** @brief Of the ragged elements a batch of these rows holds, the fraction that is padding. */
   double padding_fraction(const std::int64_t* rows, std::int64_t count) const;
+  /** @brief What a batch too large for memory is told to do (refuse_batch's `remedy`). */
+  void set_batch_remedy(std::string remedy) { remedy_ = std::move(remedy); }
 
  private:
   struct Input {
@@ -45,6 +48,7 @@ class NamedSplit {
   std::vector<Input> inputs_;
   std::vector<std::int64_t> y_;
   std::int64_t max_length_ = 0;
+  std::string remedy_ = kTrainBatchRemedy;
 };
 
 /** @brief The padded length of sequences whose longest is `longest`: a multiple of 8, cut. */

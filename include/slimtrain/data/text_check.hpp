@@ -5,6 +5,7 @@
  * <unk> without a word from the tokenizer; `prep text` counts them and names the first record.
  */
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace slimtrain::data {
@@ -16,5 +17,13 @@ struct TextFlaws {
 };
 
 TextFlaws text_flaws(std::string_view text);
+
+/** @brief `text` fit for a one-line message: bytes that are no UTF-8 and control characters
+ * (a NUL, a newline) written as \xNN, so a binary header never reaches the terminal raw. */
+std::string printable(std::string_view text);
+
+/** @brief `text` with each byte that is no UTF-8, and each NUL, replaced by U+FFFD: what a
+ * label becomes in the file's UTF-8 class names without --strict. */
+std::string without_flaws(std::string_view text);
 
 }  // namespace slimtrain::data

@@ -7,11 +7,12 @@
  * Quoting (--quoting): csv, RFC 4180 (a field that starts with a double quote ends at the next
  * lone quote, "" is a quote inside it, and may hold delimiters and newlines), the default for CSV;
  * none, fields taken literally (a delimiter ends a field, a newline a record, a quote is a
- * character like any other), the default for TSV, which people write unquoted. A header row
- * names the columns, or columns are 0-based indices. A JSONL line is one object; columns are its
- * keys. A UTF-8 byte order mark at the start of the file is skipped. The file is indexed once
- * (record starts and their line numbers); read() parses one record, so each rank converts only
- * its own slice.
+ * character like any other), the default for TSV, which people write unquoted. The first row is
+ * a header naming the columns (as pandas reads a CSV by default) unless TextColumns::header is
+ * false; columns are given by name or by index, counted from 0 in options and messages alike. A
+ * JSONL line is one object; columns are its keys. A UTF-8 byte order mark at the start of the file
+ * is skipped. The file is indexed once (record starts and their line numbers); read() parses one
+ * record, so each rank converts only its own slice.
  */
 #include <cstdint>
 #include <optional>
@@ -37,15 +38,16 @@ TextFormat text_format_of(const std::string& path, const std::string& option,
                           const TextColumns& columns);
 
 struct TextColumns {
-  /** @brief One or two: a header name (or JSONL key) or a 0-based index (CSV/TSV). */
+  /** @brief One or two: a header name (or JSONL key) or an index counted from 0 (CSV/TSV). */
   std::vector<std::string> text;
   /** @brief As text; "last" or "first" also name a CSV/TSV column. */
   std::string label = "last";
   /** @brief Columns holding image file paths (an image and text together); an empty field is no
    * image (a text-only sample). */
   std::vector<std::string> images;
-  /** @brief CSV/TSV: the first record is a header (implied when any column is a name). */
-  bool header = false;
+  /** @brief CSV/TSV: the first record is a header, as pandas reads one by default (false:
+   * --no-header, every row a record and columns given by index). */
+  bool header = true;
   /** @brief CSV/TSV: the field delimiter ('\0': the format's, ',' or tab). */
   char delimiter = '\0';
   /** @brief CSV/TSV: unset, the format's (csv for CSV, none for TSV). */
@@ -71,7 +73,7 @@ class TextTable {
   /**
    * @brief Record `i`; DataError naming the file, the line and the column for a short record, a
    * stray quote, bad JSON, a missing key, an empty text or label, or a label that is a number
-   * but not an integer.
+   * but not an integer (one with an integral value, 1.0, is that integer).
    */
   TextRecord read(std::int64_t i) const;
   const std::string& describe() const { return name_; }
@@ -79,6 +81,8 @@ class TextTable {
   std::string describe_record(std::int64_t i) const;
   /** @brief Whether the file began with a UTF-8 byte order mark (skipped). */
   bool had_byte_order_mark() const { return start_ > 0; }
+  /** @brief CSV/TSV: the header's fields (empty without one). */
+  const std::vector<std::string>& header() const { return header_fields_; }
 
  private:
   struct Record {

@@ -2,11 +2,13 @@
 /**
  * @brief The evaluation skip policy: local statistics, one bounded reduction, one agreement.
  *
- * Each rank computes EvalStats over its exact share; the packed statistics (2 + C*C doubles)
- * are all-reduced on an evaluation control plane (MPI, whatever the device: an evaluation never
- * touches the data plane) under `deadline_s`; then all ranks agree() on
- * the outcome. If any rank was late or failed, every rank skips this evaluation with the same
- * reason and the late ranks named, and training goes on. With retries, the local pass is run
+ * Each rank computes EvalStats over its exact share; the packed statistics (3C + 2 doubles, and
+ * C*C more up to the confusion limit) are all-reduced on an evaluation control plane (MPI, whatever
+ * the device: an evaluation never touches the data plane) under `deadline_s`; then all ranks
+ * agree() on the outcome. If any rank was late or failed, every rank skips this evaluation with the
+ * same reason and the late ranks named, and training goes on. Above the confusion limit, the same
+ * reduction gathers each rank's most frequent confusions (a fixed record in a slot of its own).
+ * With retries, the local pass is run
  * again with half the batch before the evaluation is given up.
  */
 #include <cstdint>
@@ -42,8 +44,10 @@ struct EvalOutcome {
 /** @brief Computes this rank's statistics with the given batch size; may throw. */
 using LocalPass = std::function<EvalStats(std::int64_t batch_size)>;
 
+/** @brief `local_pass` must return EvalStats(num_classes, confusion_max_classes)'s shape. */
 EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
                      std::int64_t num_classes, const std::vector<std::string>& class_names,
-                     std::int64_t batch_size, const EvalPolicy& policy);
+                     std::int64_t batch_size, const EvalPolicy& policy,
+                     std::int64_t confusion_max_classes = kDefaultConfusionMaxClasses);
 
 }  // namespace slimtrain::eval

@@ -21,8 +21,7 @@ struct SplitEvaluation {
   model::ClassifierImpl* model = nullptr;
   const data::DatasetInfo* info = nullptr;  ///< with mean/std known
   std::string split;
-  std::int64_t batch_size = 512;
-  bool bf16 = false;  ///< the training's bf16 autocast, on a GPU
+  ShardOptions shard;  ///< the batch, bf16, the confusion limit, a batch's remedy
   EvalPolicy policy;
   /** @brief When set, this rank's logits of the last pass (eval --predictions). */
   ShardPredictions* predictions = nullptr;

@@ -2,11 +2,12 @@
 /**
  * @brief How a rank leaves a job when something fails, so no error is lost and nothing hangs.
  *
- * A rank that fails prints its own one-line error (rank and file:line) first. If every rank
- * failed together (a bad option all of them read), they all finalise normally and exit with the
- * error's code. Otherwise the peers are most likely waiting for this rank inside a collective:
- * the failing rank ends the whole job with MPI_Abort within seconds, instead of letting them
- * wait out their deadline and unwinding into an MPI_Finalize that would wait for them.
+ * A rank that fails prints its own one-line error (rank and file:line). If every rank failed
+ * together (a bad option all of them read), they all finalise normally and exit with the error's
+ * code, the error printed once where every rank raised the same one. Otherwise the peers are most
+ * likely waiting for this rank inside a collective: the failing rank ends the whole job with
+ * MPI_Abort within seconds, instead of letting them wait out their deadline and unwinding into an
+ * MPI_Finalize that would wait for them.
  */
 #include <functional>
 #include <string>

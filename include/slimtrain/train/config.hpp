@@ -82,6 +82,8 @@ struct TrainConfig {
   std::int64_t eval_batch_size = 512;
   double eval_deadline_s = 60.0;
   int eval_retries = 0;
+  /** @brief Classes up to which evaluations keep the C x C matrix (eval/eval_stats.hpp). */
+  std::int64_t confusion_max_classes = 100;
 
   std::int64_t log_every = 50;
   double straggler_threshold = 0.25;  ///< warn at this fraction over the median; 0: never

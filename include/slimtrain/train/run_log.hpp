@@ -25,8 +25,17 @@ class RunLog {
   RunLog(const RunLog&) = delete;
   RunLog& operator=(const RunLog&) = delete;
   void event(const std::string& name, nlohmann::json fields);
+  /** @brief The progress line (at the run's first step, every --log-every steps and at each
+   * epoch's end, which it says). */
   void progress(std::int64_t epoch, std::int64_t step, std::int64_t total_steps, double loss,
                 double samples_per_s);
+  /**
+   * @brief What the log's last line needs: optimizer steps per epoch, samples per step (all
+   * ranks), and the step this launch starts from. The done event then also prints a line: the
+   * steps trained, the total time of the launch and its throughput, and the final evaluation.
+   */
+  void set_run_shape(std::int64_t steps_per_epoch, std::int64_t samples_per_step,
+                     std::int64_t first_step);
   /** @brief Ends an in-place progress line before other output. */
   void end_progress_line();
   /** @brief Events waiting for the disk, and those dropped past kKeptBytes. */
@@ -55,8 +64,12 @@ class RunLog {
   bool failing_ = false;
   std::int64_t fail_from_step_ = -1, fail_attempts_ = 0;
   bool fail_armed_ = false;
+  /** @brief The done event's line on stderr. */
+  void summarise(const nlohmann::json& done) const;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point created_;
   std::int64_t first_step_ = -1;
+  std::int64_t steps_per_epoch_ = 0, samples_per_step_ = 0, launch_step_ = 0;
 };
 
 }  // namespace slimtrain::train

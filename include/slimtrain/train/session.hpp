@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "slimtrain/comm/bandwidth_probe.hpp"
@@ -17,6 +18,7 @@
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/data/train_loader.hpp"
 #include "slimtrain/model/classifier.hpp"
+#include "slimtrain/model/hf/pretrained.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/config.hpp"
@@ -51,6 +53,9 @@ struct Session {
   data::DatasetInfo info;
   model::ModelSpec spec;
   std::shared_ptr<model::ClassifierImpl> model;
+  /** @brief Rank 0's load of an hf:DIR checkpoint, told once whether the run resumes is known
+   * (a resumed run replaces the weights, so the new head's warning would only mislead). */
+  std::optional<model::hf::PretrainedLoad> hf_load;
   /** @brief Gradient buckets and the weight broadcast, on the model's device. */
   std::unique_ptr<comm::DataPlane> data_plane;
   /** @brief The data plane's bandwidth measured at start-up (empty with --floor-bandwidth). */
