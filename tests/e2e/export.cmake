@@ -26,3 +26,7 @@ slimtrain_add_e2e(NAME e2e_hf_vl COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_vl.sh
 # cuts; unimplemented components refused; a BERT checkpoint fine-tuned on what it tokenized.
 slimtrain_add_e2e(NAME e2e_hf_tokenizer COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_tokenizer.sh
                   TIMEOUT 300 LABELS data torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+# scripts/demo-hf.sh shortened: all-MiniLM-L6-v2 from the package index, prep, eval before,
+# fine-tuned at np 2, eval --predictions, export --hf reloaded by transformers, text-bow beside.
+slimtrain_add_e2e(NAME e2e_demo_hf COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/demo_hf.sh
+                  TIMEOUT 900 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
