@@ -37,20 +37,21 @@ void report_text_notes(comm::ControlPlane& control, const std::vector<TextNotes>
   const std::string label_at = first(mine.first_flawed_label);
   const std::string longest_at = first(mine.longest == longest ? mine.longest_at : "");
   if (control.rank() != 0) return;
-  if (totals[0] > 0)
-    log::warn("prep text: ", totals[0], " record", totals[0] == 1 ? " holds" : "s hold",
-              " bytes that are not UTF-8 (the first: ", invalid_at,
-              "); the tokenizer reads them as <unk> (--encoding names the file's encoding, "
-              "cp1252 or latin1 say; --strict refuses them)");
-  if (totals[1] > 0)
-    log::warn("prep text: ", totals[1], " record", totals[1] == 1 ? " holds" : "s hold",
-              " NUL bytes (the first: ", nul_at,
-              "); the tokenizer reads them as <unk> (--strict refuses them)");
-  if (totals[3] > 0)
-    log::warn("prep text: ", totals[3], " label", totals[3] == 1 ? " holds" : "s hold",
-              " bytes that are not UTF-8 or NUL bytes (the first: ", label_at,
-              "); each is U+FFFD in the class names (--strict refuses them; --encoding names "
-              "the file's encoding)");
+  // "N records hold <what> (the first: <where>); <what becomes of them>", where N > 0.
+  auto warn_flawed = [](std::int64_t n, const char* noun, const char* what,
+                        const std::string& first_at, const char* outcome) {
+    if (n > 0)
+      log::warn("prep text: ", n, " ", noun, n == 1 ? " holds " : "s hold ", what,
+                " (the first: ", first_at, "); ", outcome);
+  };
+  warn_flawed(totals[0], "record", "bytes that are not UTF-8", invalid_at,
+              "the tokenizer reads them as <unk> (--encoding names the file's encoding, cp1252 or "
+              "latin1 say; --strict refuses them)");
+  warn_flawed(totals[1], "record", "NUL bytes", nul_at,
+              "the tokenizer reads them as <unk> (--strict refuses them)");
+  warn_flawed(totals[3], "label", "bytes that are not UTF-8 or NUL bytes", label_at,
+              "each is U+FFFD in the class names (--strict refuses them; --encoding names the "
+              "file's encoding)");
   if (totals[2] > 0)
     log::warn("prep text: ", totals[2], " sample", totals[2] == 1 ? " was" : "s were", " cut to ",
               max_length, " tokens (--max-length; the longest had ", longest, ": ", longest_at,
