@@ -5,7 +5,7 @@
 # 1..4, -2..2 and 5,000 distinct names are the classes present, and a 5,000-class run writes its
 # evaluations to metrics.jsonl; macro-F1 over the classes a split holds; the default vocabulary
 # on 600 short and 20,000 longer texts; 300 texts of 5 KB; a 50 MB record cut at prep, and
-# refused at training with exit 2 when kept; an error at np 2 printed once, on its own line.
+# refused at training and evaluation (np 1 and 2) with exit 2 when kept; an error at np 2 printed once, on its own line.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 "$PY" -c "import h5py" 2>/dev/null || { echo "skipped: /usr/bin/python3 lacks h5py (python3-h5py)"; exit 77; }
@@ -135,6 +135,9 @@ for limit in 3000000 8000000; do
   check "  naming the sample and --batch-size" contains "batch .*of 16 samples of /test does not fit in memory (allocating .* GB failed): its longest sample, row 101, .*evaluate with a smaller --batch-size"
   check "  no stack trace" bash -c '! grep -qE "frame #|alloc_cpu.cpp|communication error" <<<"$1"' _ "$out"
 done
+check "eval of it at np 2, each rank within 8000000 KiB: exit 2" expect_rc 2 bash -c 'ulimit -v 8000000; exec "$@"' _ timeout 120 "$MPIEXEC" -np 2 "$S" eval --data "$dst/huge-test.h5" --checkpoint "$work/huge-eval-run" --split test --batch-size 16
+check "  printed once, by the rank holding the sample" test "$(grep -c "its longest sample, row 101, .*evaluate with a smaller --batch-size" <<<"$out")" = 1
+check "  no stack trace" bash -c '! grep -qE "frame #|alloc_cpu.cpp|communication error" <<<"$1"' _ "$out"
 
 # An error every rank sees, at np 2: once, on its own line.
 check "a label outside --class-names at np 2: exit 2" expect_rc 2 timeout 60 "$MPIEXEC" -np 2 "$S" prep text --train "$in/outside.csv" "${named[@]}" --class-names ham,spam -o "$dst/bad.h5"
