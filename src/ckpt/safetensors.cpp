@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "slimtrain/ckpt/safetensors_shards.hpp"
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::ckpt {
@@ -156,35 +157,12 @@ const std::map<std::string, std::string>& SafetensorsSet::metadata() {
 void write_safetensors(const std::string& path,
                        const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors is little-endian");
-  nlohmann::json header = nlohmann::json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::vector<torch::Tensor> data;
-  std::uint64_t offset = 0;
+  std::vector<TensorToWrite> stream;
   for (const auto& [name, tensor] : tensors) {
-    if (name == "__metadata__" || header.contains(name))
-      SLIMTRAIN_THROW(Error, path, ": tensor '", name, "' given twice (or reserved)");
-    torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
-    const std::uint64_t bytes = static_cast<std::uint64_t>(t.numel()) * t.element_size();
-    header[name] = {{"dtype", safetensors_dtype_of(t.scalar_type())},
-                    {"shape", t.sizes().vec()},
-                    {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
-    data.push_back(std::move(t));
+    const torch::Tensor t = tensor;
+    stream.push_back({name, t.scalar_type(), t.sizes().vec(), [t] { return t; }});
   }
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  std::uint8_t length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(text.size() >> (8 * i));
-  out.write(reinterpret_cast<const char*>(length), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const torch::Tensor& t : data)
-    if (t.numel() > 0)
-      out.write(static_cast<const char*>(t.data_ptr()),
-                static_cast<std::streamsize>(t.numel() * t.element_size()));
-  out.flush();
-  if (!out) SLIMTRAIN_THROW(Error, path, ": cannot write: ", std::strerror(errno));
+  write_safetensors_stream(path, stream, metadata);
 }
 
 }  // namespace slimtrain::ckpt

@@ -6,6 +6,7 @@
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/cli/embed_job.hpp"
 #include "slimtrain/cli/hf_export.hpp"
+#include "slimtrain/core/byte_size.hpp"
 #include "slimtrain/core/file_io.hpp"
 
 namespace slimtrain::cli {
@@ -27,7 +28,9 @@ int run_export(const std::vector<std::string>& args) {
       "split's row order. With --torchscript (a torchscript:PATH model), writes the "
       "TorchScript module with the trained weights, in eval mode, for torch.jit.load. With "
       "--hf (a model trained from hf:DIR), writes a directory transformers' from_pretrained "
-      "loads: config.json with id2label from the data's class names, model.safetensors, and "
+      "loads: config.json with id2label from the data's class names, model.safetensors (or shards "
+      "of "
+      "at most --max-shard-size with their index), and "
       "the tokenizer and preprocessor files copied from DIR. The "
       "checkpoint is verified first; the output appears atomically. Runs as one process "
       "(no mpirun needed).");
@@ -41,6 +44,7 @@ int run_export(const std::vector<std::string>& args) {
       ("embeddings", po::bool_switch(), "export features of a split instead of weights (a torchscript model needs an embed method)")
       ("torchscript", po::bool_switch(), "export the trained TorchScript module (torchscript:PATH models) instead of HDF5 weights")
       ("hf", po::bool_switch(), "export a model trained from hf:DIR as a HuggingFace checkpoint directory -o DIR")
+      ("max-shard-size", po::value<std::string>()->default_value("5GB"), "--hf: the largest safetensors file; weights beyond it are split into model-00001-of-0000N.safetensors files and a model.safetensors.index.json, as save_pretrained writes them (5GB = 5*10^9 bytes; MB, GiB, bytes)")
       ("model", po::value(&e.model), "torchscript:PATH.pt: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
       ("data", po::value(&e.data), "--embeddings: the HDF5 data file")
       ("split", bound(e.split), "--embeddings: train, val or test")
@@ -64,12 +68,16 @@ int run_export(const std::vector<std::string>& args) {
   if (!cl.parse(args)) return kExitOk;
   if (!cl.has("checkpoint")) SLIMTRAIN_THROW(ConfigError, "--checkpoint is required");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
+  if (!cl.get<bool>("hf") && cl.has("max-shard-size"))
+    SLIMTRAIN_THROW(ConfigError,
+                    "--max-shard-size: only with --hf (the other exports write one file)");
+  e.max_shard_bytes = parse_byte_size(cl.get<std::string>("max-shard-size"), "--max-shard-size");
   // The output checked before the checkpoint is read: --hf writes a directory (replaced whole
   // with --force), the others a file.
   std::error_code ec;
   if (!cl.get<bool>("hf"))
     files::check_output_file(e.output, e.force, "-o");
-  else if (!std::filesystem::exists(e.output, ec))
+  else if (!std::filesystem::is_directory(e.output, ec))
     files::check_output_directory(e.output, "-o");
   if (cl.get<bool>("hf")) {
     if (cl.get<bool>("embeddings") || cl.get<bool>("torchscript"))
@@ -77,7 +85,7 @@ int run_export(const std::vector<std::string>& args) {
     if (cl.has("data")) SLIMTRAIN_THROW(ConfigError, "--data: not used with --hf");
     const std::string used = run_hf_export(e);
     std::cout << "exported " << used << " -> " << e.output
-              << " (HuggingFace: config.json, model.safetensors)\n";
+              << " (HuggingFace: config.json and safetensors weights, for from_pretrained)\n";
     return kExitOk;
   }
   if (cl.get<bool>("torchscript")) {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "slimtrain/ckpt/safetensors.hpp"
+#include "slimtrain/ckpt/safetensors_shards.hpp"
 #include "slimtrain/core/detail/joined.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/file_io.hpp"
@@ -85,16 +85,25 @@ std::string run_hf_export(const EmbedJobConfig& c) {
   try {
     files::make_directories(tmp);
     write_text(tmp + "/config.json", exported_config(spec, loaded.class_names).dump(2) + "\n");
-    std::vector<std::pair<std::string, torch::Tensor>> tensors;
-    for (const auto& p : loaded.model->named_parameters(true))
-      tensors.emplace_back(p.key(), p.value().detach().to(torch::kFloat32));
-    for (const auto& b : loaded.model->named_buffers(true))
-      tensors.emplace_back(b.key(), b.value().detach());
-    ckpt::write_safetensors(tmp + "/model.safetensors", tensors,
-                            {{"format", "pt"},
-                             {"source_checkpoint", loaded.checkpoint},
-                             {"step", std::to_string(loaded.step)}});
-    files::fsync_file(tmp + "/model.safetensors");
+    // Tensor by tensor: each converted as its bytes are written, never the whole model twice.
+    std::vector<ckpt::TensorToWrite> tensors;
+    for (const auto& p : loaded.model->named_parameters(true)) {
+      const torch::Tensor t = p.value().detach();
+      tensors.push_back(
+          {p.key(), torch::kFloat32, t.sizes().vec(), [t] { return t.to(torch::kFloat32); }});
+    }
+    for (const auto& b : loaded.model->named_buffers(true)) {
+      const torch::Tensor t = b.value().detach();
+      tensors.push_back({b.key(), t.scalar_type(), t.sizes().vec(), [t] { return t; }});
+    }
+    const std::vector<std::string> written =
+        ckpt::write_safetensors_shards(tmp, tensors, c.max_shard_bytes,
+                                       {{"format", "pt"},
+                                        {"source_checkpoint", loaded.checkpoint},
+                                        {"step", std::to_string(loaded.step)}});
+    if (written.size() > 1)
+      log::info("export --hf: ", written.size() - 1, " safetensors shards of at most ",
+                c.max_shard_bytes, " bytes (--max-shard-size): ", detail::joined(written));
     std::vector<std::string> copied;
     for (const char* name : kCompanionFiles) {
       const fs::path from = fs::path(spec.hf_dir) / name;

@@ -35,5 +35,20 @@ check "  plainly" contains "needs --data"
 check "missing --checkpoint exits 2" expect_rc 2 "$SLIMTRAIN_BIN" export -o "$tmp/x.h5"
 check "a missing checkpoint exits 2" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$tmp/nope" -o "$tmp/x.h5"
 check "  naming it" contains "nope"
+# -o checked before the checkpoint is read (issue 60): a directory where a file is expected, a
+# file where a directory is, a directory that does not exist; nothing made.
+check "-o naming a directory: exit 2" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$run" -o "$tmp"
+check "  named as a directory" contains "-o: $tmp is a directory; name the file to write"
+touch "$tmp/plain"
+check "--hf -o naming a file: exit 2" expect_rc 2 "$SLIMTRAIN_BIN" export --hf --checkpoint "$run" -o "$tmp/plain"
+check "  named as a file" contains "-o: $tmp/plain is a file; name a directory to write into"
+check "-o in a directory that does not exist: exit 2" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$run" -o "$tmp/none/w.h5"
+check "  naming the directory" contains "its directory $tmp/none does not exist"
+check "-o under a file: exit 2" expect_rc 2 "$SLIMTRAIN_BIN" export --checkpoint "$run" -o "$tmp/plain/w.h5"
+check "  naming the file in the way" contains "its directory $tmp/plain is a file"
+check "--hf -o under a file: exit 2" expect_rc 2 "$SLIMTRAIN_BIN" export --hf --checkpoint "$run" -o "$tmp/plain/hf/out"
+check "  naming the file in the way" contains "cannot create the directory $tmp/plain/hf/out: $tmp/plain is a file"
+check "  before the checkpoint is read" bash -c '! grep -q "checksum" <<<"$1"' _ "$out"
+check "  nothing made" test ! -e "$tmp/none"
 check "no temporary files are left" no_leftovers
 finish

@@ -3,6 +3,6 @@ slimtrain_add_gtest(NAME unit_ckpt TIER unit TIMEOUT 120
   LIBS slimtrain_ckpt)
 slimtrain_use_torch(unit_ckpt)
 slimtrain_add_gtest(NAME unit_safetensors TIER unit TIMEOUT 60
-  SOURCES test_safetensors.cpp
+  SOURCES test_safetensors.cpp test_safetensors_shards.cpp
   LIBS slimtrain_ckpt)
 slimtrain_use_torch(unit_safetensors)

@@ -19,6 +19,7 @@ struct EmbedJobConfig {
   std::int64_t batch_size = 512;
   int threads = 0;  ///< LibTorch threads (0: LibTorch's default)
   bool force = false;
+  std::uint64_t max_shard_bytes = 5'000'000'000;  ///< export --hf: save_pretrained's default
 };
 
 /** @brief Runs as one process; the output appears atomically. Returns the number of rows. */
