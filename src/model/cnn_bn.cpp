@@ -28,7 +28,7 @@ CnnBnImpl::CnnBnImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
 }
 
 torch::Tensor CnnBnImpl::block(std::size_t k, const torch::Tensor& x) {
-  await_weights(*convs_[k]);
+  await_weights(*convs_[k], x);
   await_weights(*norms_[k]);
   return torch::relu(norms_[k]->forward(convs_[k]->forward(x)));
 }
@@ -42,7 +42,7 @@ torch::Tensor CnnBnImpl::embed(const torch::Tensor& x) {
 
 Output CnnBnImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
   const torch::Tensor features = embed(x);
-  await_weights(*head_);
+  await_weights(*head_, features);
   return make_output(head_->forward(features), y);
 }
 

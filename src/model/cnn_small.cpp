@@ -17,15 +17,15 @@ CnnSmallImpl::CnnSmallImpl(const ModelSpec& spec) : ClassifierImpl(spec) {
 torch::Tensor CnnSmallImpl::embed(const torch::Tensor& x) {
   await_weights(*conv1_);
   auto h = max_pool_2x2(torch::relu(conv1_->forward(as_images(x))));
-  await_weights(*conv2_);
+  await_weights(*conv2_, h);
   h = max_pool_2x2(torch::relu(conv2_->forward(h)));
-  await_weights(*fc1_);
+  await_weights(*fc1_, h);
   return torch::relu(fc1_->forward(h.flatten(1)));
 }
 
 Output CnnSmallImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
   const torch::Tensor features = embed(x);
-  await_weights(*fc2_);
+  await_weights(*fc2_, features);
   return make_output(fc2_->forward(features), y);
 }
 

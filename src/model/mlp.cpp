@@ -30,7 +30,7 @@ torch::Tensor MlpImpl::embed(const torch::Tensor& x) {
   }
   auto h = x.reshape({x.size(0), in_features_});
   for (auto& layer : *body_) {
-    await_weights(*layer.ptr());
+    await_weights(*layer.ptr(), h);
     const auto* dense = layer.ptr()->as<torch::nn::LinearImpl>();
     h = dense != nullptr ? linear(h, *dense) : layer.forward(h);
   }
@@ -39,7 +39,7 @@ torch::Tensor MlpImpl::embed(const torch::Tensor& x) {
 
 Output MlpImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
   const torch::Tensor features = embed(x);
-  await_weights(*head_);
+  await_weights(*head_, features);
   return make_output(linear(features, *head_), y);
 }
 

@@ -45,7 +45,7 @@ Output TextClassifierImpl::forward(const torch::Tensor&, const torch::Tensor&) {
 Output TextClassifierImpl::forward_named(const NamedInputs& inputs, const torch::Tensor& y) {
   const TokenInputs in = token_inputs(inputs, spec().model_option());
   const torch::Tensor pooled = features(in.ids, in.mask);
-  await_weights(*head_);
+  await_weights(*head_, pooled);
   return make_output(head_->forward(pooled), y);
 }
 
@@ -98,10 +98,10 @@ torch::Tensor TextTransformerImpl::features(const torch::Tensor& ids, const torc
   torch::Tensor padding = mask == 0;
   padding.select(1, 0).masked_fill_(mask.sum(1) == 0, false);
   for (const auto& block : *blocks_) {
-    await_weights(*block);
+    await_weights(*block, tokens);
     tokens = block->as<EncoderBlock>()->forward(tokens, padding);
   }
-  await_weights(*norm_);
+  await_weights(*norm_, tokens);
   return norm_->forward(masked_mean(tokens, mask));
 }
 

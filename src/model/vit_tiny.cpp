@@ -63,16 +63,16 @@ torch::Tensor VitTinyImpl::embed(const torch::Tensor& x) {
   await_weights(position_);
   auto tokens = patch_embed_->forward(as_images(x)).flatten(2).transpose(1, 2) + position_;
   for (const auto& block : *blocks_) {
-    await_weights(*block);
+    await_weights(*block, tokens);
     tokens = block->as<EncoderBlock>()->forward(tokens);
   }
-  await_weights(*norm_);
+  await_weights(*norm_, tokens);
   return norm_->forward(tokens.mean(1));
 }
 
 Output VitTinyImpl::forward(const torch::Tensor& x, const torch::Tensor& y) {
   const torch::Tensor features = embed(x);
-  await_weights(*head_);
+  await_weights(*head_, features);
   return make_output(head_->forward(features), y);
 }
 

@@ -10,7 +10,9 @@ ShardMode parse_shard_mode(const std::string& name) {
   if (name == "none") return ShardMode::none;
   if (name == "optimizer") return ShardMode::optimizer;
   if (name == "gradients") return ShardMode::gradients;
-  SLIMTRAIN_THROW(ConfigError, "--shard must be none, optimizer or gradients, not '", name, "'");
+  if (name == "parameters") return ShardMode::parameters;
+  SLIMTRAIN_THROW(ConfigError, "--shard must be none, optimizer, gradients or parameters, not '",
+                  name, "'");
 }
 
 const char* to_string(ShardMode mode) {
@@ -19,6 +21,8 @@ const char* to_string(ShardMode mode) {
       return "optimizer";
     case ShardMode::gradients:
       return "gradients";
+    case ShardMode::parameters:
+      return "parameters";
     case ShardMode::none:
       break;
   }

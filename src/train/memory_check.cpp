@@ -65,6 +65,8 @@ ModelSize hf_model_size(const model::ModelSpec& spec, const data::DatasetInfo& i
   m.largest = count.largest;
   m.source = "the safetensors headers of " + spec.hf_dir;
   m.layers = c.num_hidden_layers;
+  // Embeddings, the layers, the final norm and the head, each gathered on its own.
+  if (c.architecture().gates_layers) m.gathered_groups = c.num_hidden_layers + 3;
   m.hidden = c.hidden_size;
   m.heads = c.num_attention_heads;
   m.ffn = c.ffn_width();

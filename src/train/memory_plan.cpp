@@ -72,8 +72,20 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
   MemoryPlan plan;
   plan.shard = p.shard;
   plan.weights = 4 * all + (p.bf16 ? 2 * trainable : 0);
+  if (p.shard == ShardMode::parameters) {
+    // The trained weights' shard, and the layers gathered at once: the one computing, the next
+    // one prefetched, and a layer's worth of bucket boundaries (whole-model for a model that
+    // does not gate its layers: its every weight while a step runs).
+    const u64 frozen = 4 * (all - std::min(all, trainable));
+    const u64 layer =
+        m.gathered_groups > 0 ? 4 * trainable / static_cast<u64>(m.gathered_groups) : 4 * trainable;
+    const u64 largest = 4 * static_cast<u64>(std::max<std::int64_t>(m.largest, 0));
+    const u64 gathered =
+        std::min<u64>(4 * trainable, 3 * std::max({layer, largest, p.bucket_bytes}));
+    plan.weights = frozen + share(4 * trainable, world) + gathered + (p.bf16 ? 2 * trainable : 0);
+  }
   const u64 gradients = trainable * (p.bf16_wire ? 6 : 4);
-  if (p.shard == ShardMode::gradients) {
+  if (p.shard == ShardMode::gradients || p.shard == ShardMode::parameters) {
     // The rank's shard, and what backward fills before it is reduce-scattered: about two buckets
     // when they start during backward, every gradient when they wait for its end (--overlap off).
     const u64 largest =
@@ -101,7 +113,7 @@ std::string refuse_unless_fits(const ModelSize& m, const PlanSettings& p, const 
   if (b.bytes == 0 || plan.total() <= b.bytes) return "";
   std::string out = "the memory plan needs " + plan.describe() + ", more than rank " +
                     std::to_string(b.rank) + "'s " + gigabytes(b.bytes) + " (" + b.source + ")";
-  for (ShardMode mode : {ShardMode::optimizer, ShardMode::gradients}) {
+  for (ShardMode mode : {ShardMode::optimizer, ShardMode::gradients, ShardMode::parameters}) {
     if (mode <= p.shard) continue;
     PlanSettings other = p;
     other.shard = mode;
@@ -109,20 +121,29 @@ std::string refuse_unless_fits(const ModelSize& m, const PlanSettings& p, const 
     if (fits.total() <= b.bytes)
       return out + "; --shard " + mode_option(mode) + " needs " + gigabytes(fits.total());
   }
-  // No mode fits at this world size: more ranks shrink the shards, never the weights.
-  PlanSettings more = p;
-  more.shard = ShardMode::gradients;
-  for (more.world = 2 * std::max(1, p.world); more.world <= kMostRanksNamed; more.world *= 2)
-    if (const MemoryPlan fits = plan_memory(m, more); fits.total() <= b.bytes)
-      return out + "; no --shard mode fits at " + std::to_string(p.world) +
-             " ranks: --shard gradients needs " + gigabytes(fits.total()) + " at " +
-             std::to_string(more.world) + " ranks";
-  more.world = 1 << 30;
-  const MemoryPlan least = plan_memory(m, more);
-  out +=
-      "; no --shard mode fits: with --shard gradients every rank still holds every weight, so "
-      "at any world size it needs at least " +
-      gigabytes(least.total()) + " (weights " + gigabytes(least.weights) + ")";
+  // No mode fits at this world size: more ranks shrink the shards (and, with parameters, the
+  // weights a rank keeps; not the layers it gathers, nor a model gathered whole).
+  const auto smallest = [&](int world) {
+    PlanSettings at = p;
+    at.world = world;
+    at.shard = ShardMode::gradients;
+    const MemoryPlan gradients = plan_memory(m, at);
+    at.shard = ShardMode::parameters;
+    const MemoryPlan parameters = plan_memory(m, at);
+    return parameters.total() < gradients.total() ? parameters : gradients;
+  };
+  for (int world = 2 * std::max(1, p.world); world <= kMostRanksNamed; world *= 2)
+    if (const MemoryPlan fits = smallest(world); fits.total() <= b.bytes)
+      return out + "; no --shard mode fits at " + std::to_string(p.world) + " ranks: --shard " +
+             mode_option(fits.shard) + " needs " + gigabytes(fits.total()) + " at " +
+             std::to_string(world) + " ranks";
+  const MemoryPlan least = smallest(1 << 30);
+  out += "; no --shard mode fits: with --shard " + std::string(mode_option(least.shard)) +
+         (least.shard == ShardMode::gradients
+              ? " every rank still holds every weight"
+              : " every rank still holds the layers it gathers and its frozen weights") +
+         ", so at any world size it needs at least " + gigabytes(least.total()) + " (weights " +
+         gigabytes(least.weights) + ")";
   if (plan.activations_estimated)
     out += "; a smaller --batch-size or --max-length shrinks the activations (" +
            gigabytes(plan.activations) + ")";

@@ -94,7 +94,9 @@ Resumed resume_if_asked(Session& s) {
                           difference.empty() ? "" : "; first difference: ", difference,
                           "; use --resume none or a matching --model/--data");
         }
+        if (s.shards) s.shards->wait_gathered();  // --shard parameters: the weights whole again
         ckpt::load_into(*s.model, state);
+        if (s.shards) s.shards->take_weights();
         // The weights are in the model now: their copy goes before the optimizer state comes.
         state.tensors.clear();
         const auto shards = state.meta.find("optimizer_shards");

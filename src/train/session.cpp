@@ -121,13 +121,29 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
     if (mine && !s.overlap.on) s.overlap.reason = "a rank on CPU chose off";
     s.overlap.reason = "--overlap auto: " + s.overlap.reason;
   }
-  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, s.shard, s.overlap.on,
+  // --shard parameters treats gradients as --shard gradients does: reduce-scattered as made.
+  const ShardMode grad_mode = s.shard == ShardMode::parameters ? ShardMode::gradients : s.shard;
+  s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, grad_mode, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
   if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
   // Built-in linear layers form their weight gradients in the buckets (grad_pieces.cpp), on CPU.
   s.grad_sink = choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK"));
   if (s.grad_sink.on) s.model->set_grad_sink(s.sync->sink());
-  if (s.shards) {
+  if (s.shard == ShardMode::parameters) {
+    s.gather_overlap = {true,
+                        "--shard parameters: each layer's weights are gathered as it runs, "
+                        "the next layer's while it computes"};
+    if (s.model->gates_weights()) {
+      s.layer_gate = std::make_unique<LayerGate>(*s.shards, *s.data_plane);
+      LayerGate* gate = s.layer_gate.get();
+      s.model->set_weight_gate([gate](const std::vector<torch::Tensor>& weights,
+                                      const torch::Tensor& x) { gate->before_layer(weights, x); });
+    } else {
+      s.gather_overlap.reason = "--shard parameters: " + s.spec.model_option() +
+                                " does not gate its layers, so its weights are gathered whole "
+                                "before each forward and freed after each step";
+    }
+  } else if (s.shards) {
     s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
     if (cfg.overlap_gather == "auto")
       s.gather_overlap = s.device.kind == "cuda"
@@ -138,8 +154,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
     // Built-in models wait layer by layer; any other model waits for all before its forward.
     if (s.gather_overlap.on && s.model->gates_weights()) {
       ShardedParams* shards = s.shards.get();
-      s.model->set_weight_gate(
-          [shards](const std::vector<torch::Tensor>& weights) { shards->await(weights); });
+      s.model->set_weight_gate([shards](const std::vector<torch::Tensor>& weights,
+                                        const torch::Tensor&) { shards->await(weights); });
     }
   }
 

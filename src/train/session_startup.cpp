@@ -11,6 +11,7 @@
 #include "slimtrain/eval/model_for_data.hpp"
 #include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
+#include "slimtrain/model/hf/registry.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -94,12 +95,6 @@ void bind_devices(Session& s) {
   const TrainConfig& cfg = s.cfg;
   s.device = bind_device(s.rt, *s.control, cfg.device, cfg.threads);
   s.placement = gather_placement(s.rt, *s.control, s.device.threads);
-  const runtime::CpuInfo& cpu = runtime::cpu_info();
-  const Bf16Support bf16 = cpu.amx_bf16()      ? Bf16Support::amx
-                           : cpu.native_bf16() ? Bf16Support::avx512
-                                               : Bf16Support::none;
-  s.precision = choose_precision(cfg.precision, model::parse_model_option(cfg.model).name,
-                                 s.device.kind, bf16);
   if (s.device.kind == "cuda") {
     // What a PyTorch user sets first on a GPU: cuDNN times its convolution algorithms for each
     // new shape and keeps the fastest, and float32 products run on TF32 tensor cores.
@@ -158,6 +153,14 @@ void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
   // Checked before anything is built: the file holds what this kind of model takes.
   const model::ModelSpec spec = eval::model_for_data(cfg.arch, cfg.model, s.info);
+  // The precision before the plan counts its bytes; a checkpoint's row is its model_type's.
+  const runtime::CpuInfo& cpu = runtime::cpu_info();
+  const Bf16Support bf16 = cpu.amx_bf16()      ? Bf16Support::amx
+                           : cpu.native_bf16() ? Bf16Support::avx512
+                                               : Bf16Support::none;
+  const std::string measured_as =
+      spec.name == "hf" ? "hf:" + model::hf::config_of(spec).model_type : spec.name;
+  s.precision = choose_precision(cfg.precision, measured_as, s.device.kind, bf16);
   // A checkpoint's plan before any of its weights exists; a built-in or script model is small.
   if (spec.name == "hf") check_memory_plan(s, hf_model_size(spec, s.info));
   torch::manual_seed(cfg.seed);
@@ -237,7 +240,9 @@ void make_optimizer_and_loader(Session& s) {
   s.layout = std::make_unique<FlatLayout>(numels, bucket_bytes,
                                           s.shard == ShardMode::none ? 1 : s.rt.size());
   if (s.shard != ShardMode::none)
-    s.shards = std::make_unique<ShardedParams>(params, *s.layout, s.rt.rank());
+    s.shards = std::make_unique<ShardedParams>(
+        params, *s.layout, s.rt.rank(),
+        s.shard == ShardMode::parameters ? s.data_plane.get() : nullptr);
   s.optimizer = make_optimizer(cfg.optim, s.shards ? s.shards->shard() : params);
   s.device_step = choose_device_step(s);
   if (s.device_step) dynamic_cast<SteppedOptimizer&>(*s.optimizer).use_fused(true);

@@ -1,5 +1,7 @@
 #include "slimtrain/train/sharded_params.hpp"
 
+#include <algorithm>
+
 #include "slimtrain/core/error.hpp"
 
 namespace slimtrain::train {
@@ -13,26 +15,54 @@ std::vector<OptimizedSpan> parameter_spans(const std::vector<torch::Tensor>& par
 }
 
 ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const FlatLayout& layout,
-                             int rank)
-    : layout_(layout), pieces_(layout.shard(rank)) {
+                             int rank, comm::DataPlane* gather_plane)
+    : layout_(layout), pieces_(layout.shard(rank)), plane_(gather_plane) {
   if (params.empty()) SLIMTRAIN_THROW(ConfigError, "--shard: the model has no trainable parameter");
   torch::NoGradGuard no_grad;
-  flat_ = torch::zeros({layout.padded_numel()}, params.front().options().requires_grad(false));
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    torch::Tensor view = flat_.narrow(0, layout.offset_of(k), params[k].numel());
+  const auto options = params.front().options().requires_grad(false);
+  const std::size_t buckets = layout.buckets().size();
+  for (std::size_t i = 0; i < pieces_.size(); ++i)
+    if (pieces_[i].bucket != i)
+      SLIMTRAIN_THROW(Error, "--shard: piece ", i, " is of bucket ", pieces_[i].bucket);
+  gathers_.resize(buckets);
+  std::vector<std::vector<std::size_t>> members(buckets);
+  for (std::size_t k = 0; k < params.size(); ++k) members[layout.bucket_of(k)].push_back(k);
+  // The parameter keeps its identity (modules, TorchScript attributes, autograd) and takes the
+  // buffer's memory; contiguous, since a shard is a run of row-major elements. Its own memory is
+  // freed as it moves, so the move holds one copy of the weights and one bucket more.
+  const auto move_into = [&](std::size_t k, const torch::Tensor& view) {
     view.copy_(params[k].detach().reshape({-1}));
-    // The parameter keeps its identity (modules, TorchScript attributes, autograd) and takes the
-    // buffer's memory; contiguous, since a shard is a run of row-major elements.
     params[k].set_data(view.view(params[k].sizes()));
     bucket_of_[params[k].unsafeGetTensorImpl()] = layout.bucket_of(k);
+  };
+  if (gather_plane == nullptr) {
+    flat_ = torch::zeros({layout.padded_numel()}, options);
+    for (std::size_t k = 0; k < params.size(); ++k)
+      move_into(k, flat_.narrow(0, layout.offset_of(k), params[k].numel()));
+    for (const ShardPiece& p : pieces_) {
+      torch::Tensor buffer = flat_;
+      // A tensor of its own over the piece's memory (not an autograd view of the buffer): the
+      // optimizer treats it as a parameter and updates the buffer in place.
+      shard_.push_back(torch::from_blob(
+          flat_.data_ptr<float>() + p.flat, {p.length}, [buffer](void*) {}, flat_.options()));
+    }
+    return;
   }
-  gathers_.resize(layout.buckets().size());
-  for (const ShardPiece& p : pieces_) {
-    torch::Tensor buffer = flat_;
-    // A tensor of its own over the piece's memory (not an autograd view of the buffer): the
-    // optimizer treats it as a parameter and updates the buffer in place.
-    shard_.push_back(torch::from_blob(
-        flat_.data_ptr<float>() + p.flat, {p.length}, [buffer](void*) {}, flat_.options()));
+  // --shard parameters: bucket by bucket, the rank's piece kept apart and the bucket's buffer
+  // freed (from here on a bucket's weights exist while its layers compute).
+  held_.assign(buckets, 0);
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const FlatBucket& bucket = layout.buckets()[b];
+    bucket_buffers_.push_back(torch::zeros({bucket.padded}, options));
+    held_[b] = 1;
+    held_bytes_ += static_cast<std::uint64_t>(bucket.padded) * 4;
+    peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes_);
+    for (const std::size_t k : members[b])
+      move_into(
+          k, bucket_buffers_[b].narrow(0, layout.offset_of(k) - bucket.offset, params[k].numel()));
+    shard_.push_back(
+        bucket_buffers_[b].narrow(0, pieces_[b].flat - bucket.offset, pieces_[b].length).clone());
+    free_bucket(b);
   }
 }
 
@@ -50,7 +80,13 @@ void ShardedParams::attach_grads(const std::vector<torch::Tensor>& shard_grads) 
 }
 
 void ShardedParams::start_gather(comm::DataPlane& plane) {
-  wait_gathered();  // the previous step's, if nothing read the weights since
+  finish_in_flight();  // the previous step's, if nothing read the weights since
+  plane_ = &plane;
+  if (!holds_weights()) {
+    // The held weights are the step's old ones: each layer gathers its new ones when it runs.
+    release_except({});
+    return;
+  }
   comm::OpOptions options;
   options.tag = "weight-gather";
   // Buckets fill in reverse parameter order, so the last holds the first layers: the order in
@@ -66,18 +102,31 @@ void ShardedParams::start_gather(comm::DataPlane& plane) {
 
 void ShardedParams::await(const std::vector<torch::Tensor>& weights) {
   if (in_flight_ == 0) return;
-  for (const torch::Tensor& w : weights) {
-    const auto found = bucket_of_.find(w.unsafeGetTensorImpl());
-    if (found == bucket_of_.end()) continue;  // frozen: not in the buffer, never gathered
-    std::shared_ptr<comm::Work>& work = gathers_[found->second];
-    if (!work) continue;
-    const std::shared_ptr<comm::Work> waiting = std::move(work);
+  // A frozen weight is not in the buffer, never gathered; a throw past a deadline ends the job
+  // as for any data-plane timeout.
+  await_buckets(buckets_of(weights));
+}
+
+void ShardedParams::await_buckets(const std::vector<std::size_t>& buckets) {
+  for (const std::size_t b : buckets) {
+    if (!gathers_[b]) continue;
+    const std::shared_ptr<comm::Work> waiting = std::move(gathers_[b]);
     --in_flight_;
-    waiting->wait();  // throws past its deadline: the job ends as for any data-plane timeout
+    waiting->wait();
   }
 }
 
 void ShardedParams::wait_gathered() {
+  if (!holds_weights() && plane_ != nullptr) {
+    // Everything that reads the weights whole (evaluation, checkpoints) has them all here.
+    std::vector<std::size_t> all(bucket_buffers_.size());
+    for (std::size_t b = 0; b < all.size(); ++b) all[b] = b;
+    prefetch(all, *plane_);
+  }
+  finish_in_flight();
+}
+
+void ShardedParams::finish_in_flight() {
   for (std::shared_ptr<comm::Work>& work : gathers_) {
     if (!work) continue;
     const std::shared_ptr<comm::Work> waiting = std::move(work);
@@ -86,9 +135,70 @@ void ShardedParams::wait_gathered() {
   }
 }
 
+std::vector<std::size_t> ShardedParams::buckets_of(
+    const std::vector<torch::Tensor>& weights) const {
+  std::vector<std::size_t> out;
+  for (const torch::Tensor& w : weights) {
+    const auto found = bucket_of_.find(w.unsafeGetTensorImpl());
+    if (found == bucket_of_.end()) continue;  // frozen: not sharded
+    if (std::find(out.begin(), out.end(), found->second) == out.end()) out.push_back(found->second);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void ShardedParams::hold(std::size_t b) {
+  c10::StorageImpl* storage = bucket_buffers_[b].storage().unsafeGetStorageImpl();
+  const std::size_t bytes = static_cast<std::size_t>(bucket_buffers_[b].numel()) * 4;
+  storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
+  storage->set_nbytes(bytes);
+  held_[b] = 1;
+  held_bytes_ += bytes;
+  peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes_);
+}
+
+void ShardedParams::free_bucket(std::size_t b) {
+  // The storage keeps its identity (parameters are views of it, and autograd holds those) and
+  // loses its memory; the tensors keep their shapes. Nothing reads it until hold() refills it.
+  c10::StorageImpl* storage = bucket_buffers_[b].storage().unsafeGetStorageImpl();
+  held_bytes_ -= static_cast<std::uint64_t>(bucket_buffers_[b].numel()) * 4;
+  storage->set_data_ptr_noswap(at::DataPtr(nullptr, storage->device()));
+  storage->set_nbytes(0);
+  held_[b] = 0;
+}
+
+void ShardedParams::prefetch(const std::vector<std::size_t>& buckets, comm::DataPlane& plane) {
+  plane_ = &plane;
+  comm::OpOptions options;
+  options.tag = "layer-gather";
+  for (const std::size_t b : buckets) {
+    if (held_[b]) continue;  // here, or arriving
+    hold(b);
+    // Written by the plane alone (no tensor operation): autograd's saved weights keep their
+    // version, as they hold the same values as when forward used them.
+    gathers_[b] = plane.all_gather_async(shard_[b], bucket_buffers_[b], options);
+    ++in_flight_;
+  }
+}
+
+void ShardedParams::release_except(const std::vector<std::size_t>& keep) {
+  for (std::size_t b = 0; b < held_.size(); ++b)
+    if (held_[b] && !gathers_[b] && std::find(keep.begin(), keep.end(), b) == keep.end())
+      free_bucket(b);
+}
+
+void ShardedParams::take_weights() {
+  if (holds_weights()) return;  // the shard is a view of the buffer already
+  wait_gathered();
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < pieces_.size(); ++i)
+    shard_[i].copy_(bucket_buffers_[i].narrow(0, pieces_[i].flat - layout_.buckets()[i].offset,
+                                              pieces_[i].length));
+}
+
 torch::Tensor ShardedParams::clip_grad_norm(double max_norm, comm::DataPlane& plane) {
   torch::NoGradGuard no_grad;
-  torch::Tensor squares = torch::zeros({1}, flat_.options().dtype(torch::kFloat64));
+  torch::Tensor squares = torch::zeros({1}, shard_.front().options().dtype(torch::kFloat64));
   for (const torch::Tensor& t : shard_)
     if (t.grad().defined()) squares += t.grad().to(torch::kFloat64).square().sum();
   comm::OpOptions options;

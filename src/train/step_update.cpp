@@ -113,7 +113,7 @@ void StepUpdate::apply_on_device() {
 void StepUpdate::gather_weights() {
   if (!s_.shards) return;  // every rank's updated shard to every rank
   s_.shards->start_gather(*s_.data_plane);
-  if (!s_.gather_overlap.on) s_.shards->wait_gathered();
+  if (!s_.gather_overlap.on && s_.shards->holds_weights()) s_.shards->wait_gathered();
 }
 
 }  // namespace slimtrain::train

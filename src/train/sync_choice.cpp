@@ -15,10 +15,10 @@ const char* to_string(GradCompression c) {
 }
 
 OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard) {
-  if (shard == ShardMode::gradients)
-    return {true,
-            "--shard gradients: each bucket is reduce-scattered and freed as soon as backward has "
-            "filled it, so a step never holds all its gradients"};
+  if (shard == ShardMode::gradients || shard == ShardMode::parameters)
+    return {true, std::string("--shard ") + to_string(shard) +
+                      ": each bucket is reduce-scattered and freed as soon as backward has "
+                      "filled it, so a step never holds all its gradients"};
   if (!gpu)
     return {false,
             "on CPU the MPI plane's polling communication thread takes a core from backward "

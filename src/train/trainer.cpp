@@ -100,7 +100,7 @@ void Trainer::forward_backward(const data::Batch& b, bool poison_loss, std::int6
   }
   // A layer forward did not use still has its bucket in flight; backward and the optimizer
   // step must not meet a gather writing the buffer.
-  if (s.shards) s.shards->wait_gathered();
+  if (s.shards) s.shards->finish_in_flight();
   if (poison_loss) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
   timer_.enter(kBackward, pos_.step + 1);
   s.sync->set_accumulating(micro + 1 < micro_batches);
@@ -150,7 +150,9 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     const data::Batch& b = micro == 0 ? batch : next;
     timer_.enter(kForward, step);
     // --overlap-gather: a built-in model waits for each layer's weights as it reaches it.
+    // --shard parameters: a built-in model gathers each layer's weights as it reaches it.
     if (s.shards && !s.model->gates_weights()) s.shards->wait_gathered();
+    if (s.layer_gate) s.layer_gate->begin_forward();
     try {
       forward_backward(b, poison_loss && micro == 0, micro, micro_batches);
     } catch (const std::exception& e) {

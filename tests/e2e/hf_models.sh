@@ -8,7 +8,8 @@
 #   head created and a warning naming it; a missing, misshapen or unknown tensor, a model_type
 #   with no native module and a directory without config.json are exit 2 naming them;
 # - fine-tuning BERT at np 2 learns the marker tokens; resumed at np 1 it goes on; `export --hf`
-#   loads with from_pretrained, with the data's id2label, and predicts what eval wrote;
+#   loads with from_pretrained, with the data's id2label, and predicts what eval wrote, also
+#   written in shards of --max-shard-size with their index;
 # - Qwen2 and Llama (grouped-query attention, rotary positions, RMSNorm, SwiGLU, the score on
 #   the last real token), Llama 3.1's rotary scaling and the linear kind, hidden_act gelu, relu
 #   and gelu_pytorch_tanh, Llama's attention_bias and mlp_bias: transformers' logits
@@ -17,7 +18,9 @@
 #   logits; sequences longer than that: exit 2 naming --max-length (np 1 and 2);
 # - ViT: transformers' logits on a layout-1 image file's x as pixel_values; fine-tuned at np 2
 #   it learns; its export loads in transformers; a ViT on token sequences and BERT on images are
-#   exit 2 naming what each reads.
+#   exit 2 naming what each reads;
+# - --shard parameters equal to --shard gradients (losses within 1e-6 over 50 steps at np 2) for
+#   Qwen2 (layer by layer) and BERT (gathered whole).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 PY2=${SLIMTRAIN_TORCH_PYTHON:-}
@@ -79,6 +82,28 @@ check "  from_pretrained predicts what eval wrote, id2label the data's" "$PY2" "
 check "  an existing directory: exit 2" expect_rc 2 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
 check "    naming it" contains "exported exists; give --force"
 check "  --force replaces it" expect_rc 0 "$S" export --hf --force --checkpoint "$work/run" -o "$work/exported"
+check "  --max-shard-size 20KB: shards and their index, as save_pretrained writes them" expect_rc 0 "$S" export --hf --max-shard-size 20KB --checkpoint "$work/run" -o "$work/exported-shards"
+check "    said, naming the files" contains "safetensors shards of at most 20000 bytes (--max-shard-size): model-00001-of-000[0-9]*.safetensors"
+check "    each shard within the limit (one tensor larger gets its own)" "$PY2" -c "
+import json, os, sys
+d = sys.argv[1]
+index = json.load(open(os.path.join(d, 'model.safetensors.index.json')))
+files = sorted(set(index['weight_map'].values()))
+assert len(files) >= 2 and not os.path.exists(os.path.join(d, 'model.safetensors')), files
+from safetensors import safe_open
+total = 0
+for f in files:
+    with safe_open(os.path.join(d, f), 'pt') as t:
+        sizes = [t.get_tensor(k).nbytes for k in t.keys()]
+    assert sum(sizes) <= 20000 or len(sizes) == 1, (f, sizes)
+    total += sum(sizes)
+assert index['metadata']['total_size'] == total, (index['metadata'], total)
+" "$work/exported-shards"
+check "    from_pretrained loads the shards and predicts what eval wrote" "$PY2" "$models" agree "$work/exported-shards" "$D" test "$work/p-run.h5"
+check "  --max-shard-size without --hf: exit 2" expect_rc 2 "$S" export --max-shard-size 1GB --checkpoint "$work/run" -o "$work/w.h5"
+check "    naming it" contains "--max-shard-size: only with --hf"
+check "  --max-shard-size 5 parsecs: exit 2" expect_rc 2 "$S" export --hf --max-shard-size "5 parsecs" --checkpoint "$work/run" -o "$work/bad"
+check "    naming the forms it takes" contains "--max-shard-size: '5 parsecs' is not a size; give bytes or a number with a unit: 5GB"
 check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data "$D" \
   --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
 check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
@@ -107,6 +132,25 @@ check "  eval --predictions" expect_rc 0 "$S" eval --data "$D" --checkpoint "$wo
   --predictions "$work/p-run-qwen2.h5" --threads 1
 check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run-qwen2" -o "$work/exported-qwen2"
 check "    Qwen2ForSequenceClassification.from_pretrained predicts what eval wrote" "$PY2" "$models" agree "$work/exported-qwen2" "$D" test "$work/p-run-qwen2.h5"
+# --shard parameters against --shard gradients on the same seed, 50 steps at np 2: Qwen2 gathers
+# layer by layer (embeddings, each decoder layer, the norm, the score), BERT whole for each step.
+for m in qwen2-tune bert; do
+  for mode in gradients parameters; do
+    check "$m np 2 --shard $mode, 50 steps" expect_rc 0 np 2 "$S" train --data "$D" \
+      --model "hf:$work/$m" --optimizer adamw --lr 1e-3 --max-steps 50 --batch-size 8 --threads 1 \
+      --seed 5 --log-every 5 --eval-every 0 --final-split none --shard "$mode" --out "$work/z-$m-$mode"
+  done
+  check "  losses within 1e-6 relative over the 50 steps" "$PY2" - "$work/z-$m-gradients" "$work/z-$m-parameters" <<'EOF2'
+import json, sys
+def losses(run):
+    return [e["loss"] for e in map(json.loads, open(run + "/metrics.jsonl")) if e.get("event") == "train"]
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+assert len(a) == len(b) == 10, (len(a), len(b))
+worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
+print(f"  {len(a)} logged losses, largest relative difference {worst:.1e}")
+assert worst <= 1e-6, worst
+EOF2
+done
 
 check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
   --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1

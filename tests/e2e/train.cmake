@@ -48,6 +48,11 @@ slimtrain_add_e2e(NAME e2e_diverge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/diverge.s
 # reshard on resume (np 4 -> 2 -> 3 -> 1), kill -9 mid sharded write, inspect, export, eval.
 slimtrain_add_e2e(NAME e2e_shard COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard.sh
                   TIMEOUT 420 LABELS train torch)
+# --shard parameters (ZeRO-3) against --shard gradients: bit-identical at np 2 (mlp, vit-tiny,
+# evaluations, checkpoints, --grad-accum, --clip-grad-norm), within 1e-6 at np 4 and for a
+# TorchScript model; resumes across world sizes and modes; a dead rank ends the job.
+slimtrain_add_e2e(NAME e2e_shard_parameters COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard_parameters.sh
+                  TIMEOUT 420 LABELS train torch)
 # A full disk under the checkpoint write: a warning and a retry at the next interval, the job ends
 # only at --max-failed-checkpoints failures in a row or when the final checkpoint cannot land.
 slimtrain_add_e2e(NAME e2e_disk_full COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/disk_full.sh

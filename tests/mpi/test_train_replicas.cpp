@@ -15,6 +15,7 @@
 #include "slimtrain/model/classifier.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/grad_sync.hpp"
+#include "slimtrain/train/layer_gate.hpp"
 #include "slimtrain/train/optim.hpp"
 #include "slimtrain/train/sharded_params.hpp"
 
@@ -30,6 +31,7 @@ using slimtrain_test::same_on_every_rank;
 struct Case {
   const char* model;
   std::size_t bucket_bytes;
+  std::size_t depth = 0;  ///< mlp: that many hidden layers of 64 (0: 64, 32)
 };
 
 struct RunResult {
@@ -38,6 +40,8 @@ struct RunResult {
   std::uint64_t grad_bytes = 0;  // what the steps put on the data plane
   bool local_grads_differed = false;
   std::size_t weights_in_pieces = 0;  // the last step's (layers giving their gradients to sync)
+  std::uint64_t weight_bytes = 0, peak_held_bytes = 0;  // --shard parameters: all, most held
+  std::size_t segments = 0;                             // --shard parameters: layers gated
 };
 
 RunResult train_replicas(const Case& c, bool overlap, int steps,
@@ -49,6 +53,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   spec.input_shape = {1, 8, 8};
   spec.num_classes = 5;
   spec.mlp_widths = {64, 32};
+  if (c.depth > 0) spec.mlp_widths.assign(c.depth, 64);
   spec.vit_patch = 4;
   // Different initial weights per rank: only the broadcast from rank 0 makes them equal.
   torch::manual_seed(static_cast<std::uint64_t>(11 + rt().rank()));
@@ -74,16 +79,27 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   const st::FlatLayout layout(numels, c.bucket_bytes,
                               shard == st::ShardMode::none ? 1 : rt().size());
   std::unique_ptr<st::ShardedParams> shards;
+  const bool zero3 = shard == st::ShardMode::parameters;
   if (shard != st::ShardMode::none)
-    shards = std::make_unique<st::ShardedParams>(model->parameters(), layout, rt().rank());
+    shards = std::make_unique<st::ShardedParams>(model->parameters(), layout, rt().rank(),
+                                                 zero3 ? plane.get() : nullptr);
   auto optimizer = st::make_optimizer(oc, shards ? shards->shard() : model->parameters());
-  st::GradientSync sync(model->parameters(), *plane, layout, shard, overlap, compression);
+  st::GradientSync sync(model->parameters(), *plane, layout,
+                        zero3 ? st::ShardMode::gradients : shard, overlap, compression);
+  // --shard parameters: each layer gathers its weights as it runs (the trainer's wiring).
+  std::unique_ptr<st::LayerGate> gate;
+  if (zero3) {
+    gate = std::make_unique<st::LayerGate>(*shards, *plane);
+    shards->reset_peak();  // the constructor held every weight once, before freeing them
+    model->set_weight_gate([&gate](const std::vector<torch::Tensor>& weights,
+                                   const torch::Tensor& x) { gate->before_layer(weights, x); });
+  }
   if (shards) shards->attach_grads(sync.shard_grads());
   // --overlap-gather: forward waits for each layer's weights as it reaches them (the trainer's
   // wiring, session.cpp).
   if (gather_during_forward)
-    model->set_weight_gate(
-        [&shards](const std::vector<torch::Tensor>& weights) { shards->await(weights); });
+    model->set_weight_gate([&shards](const std::vector<torch::Tensor>& weights,
+                                     const torch::Tensor&) { shards->await(weights); });
   // The trainer's wiring (session.cpp): built-in linear layers form their weight gradients in the
   // buckets, or in pieces reduce-scattered as they are made.
   if (sink) model->set_grad_sink(sync.sink());
@@ -98,12 +114,14 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     const torch::Tensor x = torch::rand({16, 1, 8, 8});
     const torch::Tensor y = torch::randint(0, spec.num_classes, {16}, torch::kLong);
     sync.prepare();
+    if (gate) gate->begin_forward();
     sm::Output out = model->forward(x, y);
-    if (shards) shards->wait_gathered();  // as the trainer: nothing in flight past forward
+    if (shards) shards->finish_in_flight();  // as the trainer: nothing in flight past forward
     // This rank's own gradient, before backward starts any bucket: the expected average is the
     // float64 mean of those over the ranks.
     std::vector<float> local;
-    if (sink) {  // autograd's own backward: the sink must see only the step's
+    if (zero3) {        // one backward per forward: a second would find the layers it freed
+    } else if (sink) {  // autograd's own backward: the sink must see only the step's
       model->set_grad_sink(nullptr);
       local = flatten(torch::autograd::grad({model->forward(x, y).loss}, model->parameters()));
       model->set_grad_sink(sync.sink());
@@ -115,7 +133,10 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
       sync.finish();
       result.weights_in_pieces = sync.weights_in_pieces();
       optimizer->step();
-      if (gather_during_forward)
+      if (zero3) {
+        result.segments = gate->segments();
+        shards->start_gather(*plane);  // frees the old weights: the next forward gathers
+      } else if (gather_during_forward)
         shards->start_gather(*plane);
       else
         shards->gather(*plane);
@@ -161,6 +182,10 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     optimizer->step();
   }
   result.grad_bytes = plane->bytes_reduced() - bytes_before;
+  if (zero3) {  // before the gather of them all below
+    result.weight_bytes = shards->bytes();
+    result.peak_held_bytes = shards->peak_held_bytes();
+  }
   if (shards) shards->wait_gathered();
   result.final = flatten(model->parameters());
   return result;
@@ -237,6 +262,49 @@ TEST_P(ReplicasTest, ShardedStepsEndWhereUnshardedOnesDo) {
       EXPECT_LT(worst, 1e-5) << what << " moved a weight from --shard none's";
     }
   }
+}
+
+// --shard parameters (ZeRO-3) ends where --shard gradients ends: the same reduce-scatter and the
+// same optimizer on the same pieces, each layer's weights gathered before it runs in forward and
+// again in backward (the layer before freed by then). Bit for bit at np 2, within rounding
+// beyond; during the steps a rank never held every layer's weights at once.
+TEST_P(ReplicasTest, ParameterShardsTrainAsGradientShardsDo) {
+  const Case c = GetParam();
+  const int steps = 5;
+  for (const bool sink : {false, true}) {
+    const RunResult gradients = train_replicas(c, true, steps, st::GradCompression::none,
+                                               st::ShardMode::gradients, false, sink);
+    const RunResult parameters = train_replicas(c, true, steps, st::GradCompression::none,
+                                                st::ShardMode::parameters, false, sink);
+    const std::string what = sink ? "with the gradient sink" : "with autograd's gradients";
+    EXPECT_TRUE(same_on_every_rank(parameters.final)) << what << ": replicas diverged";
+    ASSERT_EQ(parameters.final.size(), gradients.final.size());
+    EXPECT_NE(parameters.initial, parameters.final) << what << ": training changed nothing";
+    if (rt().size() <= 2) {
+      EXPECT_EQ(parameters.final, gradients.final) << what << ": not bit-identical";
+    } else {
+      double worst = 0;
+      for (std::size_t i = 0; i < gradients.final.size(); ++i)
+        worst = std::max(worst,
+                         std::abs(static_cast<double>(parameters.final[i]) - gradients.final[i]) /
+                             (1e-3 + std::abs(static_cast<double>(gradients.final[i]))));
+      EXPECT_LT(worst, 1e-5) << what << " moved a weight from --shard gradients'";
+    }
+    EXPECT_GE(parameters.segments, 3u) << what << ": the model's layers were not gated";
+  }
+}
+
+// A deep model's layers come and go: a rank holds the layer computing and the next one (and the
+// buckets they share), never most of the weights.
+TEST(ParameterShards, ADeepModelHoldsAFewLayersAtATime) {
+  const Case deep{"mlp", 4 << 10, 12};  // 12 layers of 64 x 64: a bucket each
+  const RunResult r =
+      train_replicas(deep, true, 3, st::GradCompression::none, st::ShardMode::parameters);
+  EXPECT_TRUE(same_on_every_rank(r.final));
+  EXPECT_GE(r.segments, 13u);
+  EXPECT_GT(r.peak_held_bytes, 0u);
+  EXPECT_LT(r.peak_held_bytes * 3, r.weight_bytes)
+      << "held " << r.peak_held_bytes << " of " << r.weight_bytes << " bytes at once";
 }
 
 // Built-in layers that give their weight gradients to the sync (model/grad_sink.hpp, the trainer's

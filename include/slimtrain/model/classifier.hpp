@@ -99,8 +99,12 @@ class ClassifierImpl : public torch::nn::Module {
   void apply_memory_format(const std::string& format, bool on_cpu);
   bool channels_last() const { return channels_last_; }
 
-  /** @brief Called with a layer's weights before forward first reads them (set_weight_gate). */
-  using WeightGate = std::function<void(const std::vector<torch::Tensor>& weights)>;
+  /**
+   * @brief Called with a layer's weights before forward first reads them, and the layer's input
+   * where forward knows it (undefined otherwise): --shard parameters hooks its backward there.
+   */
+  using WeightGate =
+      std::function<void(const std::vector<torch::Tensor>& weights, const torch::Tensor& x)>;
   /**
    * @brief --overlap-gather: weights still arriving (all-gathered after a sharded optimizer
    * step) are waited for layer by layer, each just before forward uses it, so the next layers'
@@ -133,15 +137,21 @@ class ClassifierImpl : public torch::nn::Module {
   torch::Tensor as_images(const torch::Tensor& x) const;
   /** @brief Waits (through the weight gate) until `layer`'s weights are all here. */
   void await_weights(const torch::nn::Module& layer) const {
-    if (gate_) gate_(layer.parameters());
+    if (gate_) gate_(layer.parameters(), torch::Tensor());
   }
+  /** @brief The same for a layer whose input is `x` (a layer boundary for --shard parameters). */
+  void await_weights(const torch::nn::Module& layer, const torch::Tensor& x) const {
+    if (gate_) gate_(layer.parameters(), x);
+  }
+  /** @brief The gate, for a model's parts that gate their own layers (hf's decoder body). */
+  const WeightGate& weight_gate() const { return gate_; }
   /** @brief `layer` applied to x, its gradients offered to the grad sink in backward. */
   torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer) const {
     return model::linear(x, layer, sink_.get());
   }
   /** @brief The same for a parameter of the model's own (vit-tiny's positions). */
   void await_weights(const torch::Tensor& weight) const {
-    if (gate_) gate_({weight});
+    if (gate_) gate_({weight}, torch::Tensor());
   }
 
  private:

@@ -21,9 +21,9 @@
 
 namespace slimtrain::train {
 
-/** @brief --shard: ZeRO stage 0, 1 or 2. */
-enum class ShardMode { none, optimizer, gradients };
-/** @brief ConfigError naming --shard for anything but none, optimizer, gradients. */
+/** @brief --shard: ZeRO stage 0, 1, 2 or 3. */
+enum class ShardMode { none, optimizer, gradients, parameters };
+/** @brief ConfigError naming --shard for anything but none, optimizer, gradients, parameters. */
 ShardMode parse_shard_mode(const std::string& name);
 const char* to_string(ShardMode mode);
 

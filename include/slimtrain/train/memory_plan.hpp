@@ -34,6 +34,9 @@ struct ModelSize {
   std::int64_t layers = 0, hidden = 0, heads = 0, ffn = 0;
   bool gated_ffn = false;
   std::int64_t tokens = 0;  ///< per sample: the longest sequence, or an image's patches
+  /** @brief --shard parameters: the groups the weights are gathered in one at a time (a
+   * transformer's layers, its embeddings, norm and head); 0: gathered whole. */
+  std::int64_t gathered_groups = 0;
 };
 
 /** @brief What the run will do with it. */

@@ -24,6 +24,7 @@
 #include "slimtrain/train/config.hpp"
 #include "slimtrain/train/flat_layout.hpp"
 #include "slimtrain/train/grad_sync.hpp"
+#include "slimtrain/train/layer_gate.hpp"
 #include "slimtrain/train/memory_plan.hpp"
 #include "slimtrain/train/placement.hpp"
 #include "slimtrain/train/precision.hpp"
@@ -70,6 +71,8 @@ struct Session {
   std::unique_ptr<FlatLayout> layout;
   /** @brief --shard optimizer or gradients: the weights' flat buffer and this rank's shard. */
   std::unique_ptr<ShardedParams> shards;
+  /** @brief --shard parameters with a model that gates its layers: gathers layer by layer. */
+  std::unique_ptr<LayerGate> layer_gate;
   /** @brief Over this rank's shard with --shard, else over every trainable parameter. */
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<LrSchedule> schedule;

@@ -38,8 +38,14 @@ std::vector<OptimizedSpan> parameter_spans(const std::vector<torch::Tensor>& par
 
 class ShardedParams {
  public:
-  /** @brief Moves `params`' values into the buffer; the layout must outlive this. */
-  ShardedParams(const std::vector<torch::Tensor>& params, const FlatLayout& layout, int rank);
+  /**
+   * @brief Moves `params`' values into the buffer; the layout must outlive this. With a
+   * `gather_plane` (--shard parameters) each bucket has a buffer of its own, held only while its
+   * layers compute (layer_gate.hpp) and gathered over that plane: the rank keeps its pieces
+   * apart. The plane must outlive this.
+   */
+  ShardedParams(const std::vector<torch::Tensor>& params, const FlatLayout& layout, int rank,
+                comm::DataPlane* gather_plane = nullptr);
 
   /** @brief This rank's piece of each bucket: what its optimizer updates. */
   const std::vector<torch::Tensor>& shard() const { return shard_; }
@@ -55,8 +61,12 @@ class ShardedParams {
   void start_gather(comm::DataPlane& plane);
   /** @brief Waits for the buckets that hold any of `weights` (parameters of the model). */
   void await(const std::vector<torch::Tensor>& weights);
+  /** @brief Waits for the gathers of `buckets` still in flight. */
+  void await_buckets(const std::vector<std::size_t>& buckets);
   /** @brief Waits for every bucket still being gathered; then the weights are whole. */
   void wait_gathered();
+  /** @brief Waits for the gathers issued, gathering nothing more. */
+  void finish_in_flight();
   /** @brief Whether some bucket's gather was issued and not yet waited for. */
   bool gathering() const { return in_flight_ > 0; }
   /**
@@ -65,9 +75,26 @@ class ShardedParams {
    */
   torch::Tensor clip_grad_norm(double max_norm, comm::DataPlane& plane);
   /** @brief Bytes of the flat buffer (every weight, padding included). */
-  std::uint64_t bytes() const { return static_cast<std::uint64_t>(flat_.nbytes()); }
+  std::uint64_t bytes() const { return static_cast<std::uint64_t>(layout_.padded_numel()) * 4; }
+
+  // --shard parameters (ZeRO-3): the buckets' weights exist only while gathered.
+  bool holds_weights() const { return bucket_buffers_.empty(); }
+  /** @brief The buckets that hold any of `weights`, in bucket order. */
+  std::vector<std::size_t> buckets_of(const std::vector<torch::Tensor>& weights) const;
+  /** @brief Issues the all-gather of each of `buckets` not held or arriving (memory allocated). */
+  void prefetch(const std::vector<std::size_t>& buckets, comm::DataPlane& plane);
+  /** @brief Frees every held bucket not in `keep` and not arriving. */
+  void release_except(const std::vector<std::size_t>& keep);
+  /** @brief Copies this rank's pieces out of the held buckets (after a resume wrote them). */
+  void take_weights();
+  /** @brief Bytes of the bucket buffers held now, and the most held at once since the start. */
+  std::uint64_t held_bytes() const { return held_bytes_; }
+  std::uint64_t peak_held_bytes() const { return peak_held_bytes_; }
+  void reset_peak() { peak_held_bytes_ = held_bytes_; }
 
  private:
+  void hold(std::size_t bucket);
+  void free_bucket(std::size_t bucket);
   const FlatLayout& layout_;
   torch::Tensor flat_;
   std::vector<ShardPiece> pieces_;
@@ -75,6 +102,10 @@ class ShardedParams {
   std::unordered_map<const void*, std::size_t> bucket_of_;  ///< a parameter's TensorImpl -> bucket
   std::vector<std::shared_ptr<comm::Work>> gathers_;        ///< per bucket; null once waited for
   std::size_t in_flight_ = 0;
+  std::vector<torch::Tensor> bucket_buffers_;  ///< --shard parameters: one per bucket
+  std::vector<char> held_;                     ///< per bucket: its buffer has memory
+  std::uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;
+  comm::DataPlane* plane_ = nullptr;  ///< where gathers go (set by prefetch and start_gather)
 };
 
 }  // namespace slimtrain::train

@@ -22,12 +22,14 @@ Output DecoderForSequenceClassification::forward_named(const NamedInputs& inputs
   const TokenInputs in = token_inputs(fit_padding(inputs, c.max_tokens()), spec().model_option());
   const std::int64_t t = in.ids.size(1);
   check_length(spec(), t, c.max_tokens());
-  const torch::Tensor x = model_->embed(in.ids);
+  const torch::Tensor x = model_->embed(in.ids, weight_gate());
   // Rotary angles of positions 0..T-1, in float32 as transformers computes them.
   const auto [cos, sin] = model_->rotary(torch::arange(t, in.ids.options()), x.scalar_type());
   const torch::Tensor real = in.mask.to(torch::kBool);
-  const torch::Tensor hidden = model_->forward(x, cos, sin, real, is_training());
-  return make_output(score_->forward(DecoderBody::last_token(hidden, real)), y);
+  const torch::Tensor hidden = model_->forward(x, cos, sin, real, is_training(), weight_gate());
+  const torch::Tensor last = DecoderBody::last_token(hidden, real);
+  await_weights(*score_, last);
+  return make_output(score_->forward(last), y);
 }
 
 torch::Tensor DecoderForSequenceClassification::embed(const torch::Tensor&) {
@@ -45,6 +47,7 @@ HfArchitecture decoder_architecture(
   a.build = [](const ModelSpec& spec) {
     return std::make_shared<DecoderForSequenceClassification>(spec);
   };
+  a.gates_layers = true;
   return a;
 }
 

@@ -77,11 +77,13 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
     l.input_layernorm = add_rms_weight(*block, "input_layernorm", h);
     l.post_attention_layernorm = add_rms_weight(*block, "post_attention_layernorm", h);
     layers_.push_back(l);
+    blocks_.push_back(block);
   }
   norm_ = add_rms_weight(base, "norm", h);
 }
 
-torch::Tensor DecoderBody::embed(const torch::Tensor& ids) {
+torch::Tensor DecoderBody::embed(const torch::Tensor& ids, const ClassifierImpl::WeightGate& gate) {
+  if (gate) gate(embed_tokens_->parameters(), torch::Tensor());
   return embed_tokens_->forward(ids);
 }
 
@@ -142,7 +144,7 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
 
 torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,
                                    const torch::Tensor& sin, const torch::Tensor& real,
-                                   bool training) {
+                                   bool training, const ClassifierImpl::WeightGate& gate) {
   const std::int64_t t = x.size(1);
   // Causal and not padding; every token may see itself, so a pad's row has a key and no NaN.
   const auto bool_options = real.options();
@@ -150,7 +152,11 @@ torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,
   const torch::Tensor allowed =
       (causal.unsqueeze(0) & real.unsqueeze(1)) | torch::eye(t, bool_options).unsqueeze(0);
   const torch::Tensor allowed4 = allowed.unsqueeze(1);  // [B, 1, T, T]
-  for (Layer& l : layers_) x = layer_forward(l, x, cos, sin, allowed4, training);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (gate) gate(blocks_[i]->parameters(), x);
+    x = layer_forward(layers_[i], x, cos, sin, allowed4, training);
+  }
+  if (gate) gate({norm_}, x);
   return rms_norm(x, norm_, config_->rms_norm_eps);
 }
 

@@ -33,6 +33,8 @@ class DecoderForSequenceClassification final : public HfModel {
   const HfConfig& config() const override { return *config_; }
   std::string base_prefix() const override { return "model."; }
   std::vector<std::string> head_names() const override { return {"score.weight"}; }
+  /** @brief Embeddings, each layer, the norm and the score gated (--shard parameters). */
+  bool gates_weights() const override { return true; }
 
  private:
   std::shared_ptr<const DecoderConfig> config_;

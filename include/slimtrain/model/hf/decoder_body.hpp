@@ -24,8 +24,8 @@ class DecoderBody {
  public:
   /** @brief Registers its parameters under `base` ("model." or "model.language_model."). */
   DecoderBody(torch::nn::Module& base, std::shared_ptr<const DecoderConfig> config);
-  /** @brief The token embeddings of `ids` [B, T]. */
-  torch::Tensor embed(const torch::Tensor& ids);
+  /** @brief The token embeddings of `ids` [B, T]; `gate` (may be empty) called first. */
+  torch::Tensor embed(const torch::Tensor& ids, const ClassifierImpl::WeightGate& gate = {});
   /**
    * @brief Rotary cos and sin, in float32 as transformers computes them, cast to `dtype`: of
    * `positions` [T] (the same for every sequence) as [T, head_dim], or of M-RoPE positions
@@ -34,9 +34,11 @@ class DecoderBody {
   std::pair<torch::Tensor, torch::Tensor> rotary(const torch::Tensor& positions,
                                                  torch::ScalarType dtype) const;
   /** @brief The layers and the final norm over embeddings x [B, T, H]; `real` [B, T] marks the
-   * tokens that are not padding. */
+   * tokens that are not padding; `gate` (may be empty) called before each layer and the norm
+   * with their weights and input. */
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const torch::Tensor& real, bool training);
+                        const torch::Tensor& real, bool training,
+                        const ClassifierImpl::WeightGate& gate = {});
   /** @brief Each sequence's last real token's hidden state [B, H], padding on either side. */
   static torch::Tensor last_token(const torch::Tensor& hidden, const torch::Tensor& real);
 
@@ -53,6 +55,7 @@ class DecoderBody {
   std::shared_ptr<const DecoderConfig> config_;
   torch::nn::Embedding embed_tokens_{nullptr};
   std::vector<Layer> layers_;
+  std::vector<std::shared_ptr<torch::nn::Module>> blocks_;  ///< layers.N, for their weights
   torch::Tensor norm_;
 };
 

@@ -38,6 +38,9 @@ struct HfArchitecture {
   std::function<std::shared_ptr<const HfConfig>(const ConfigReader&)> parse;
   /** @brief The module, its weights initialised as transformers initialises a new model. */
   std::function<std::shared_ptr<ClassifierImpl>(const ModelSpec&)> build;
+  /** @brief Whether its module gates its layers' weights (ClassifierImpl::gates_weights): with
+   * --shard parameters they are gathered layer by layer, else whole. */
+  bool gates_layers = false;
 };
 
 /** @brief Every architecture, in the order messages list them. */

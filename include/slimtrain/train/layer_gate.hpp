@@ -1,0 +1,52 @@
+#pragma once
+/**
+ * @brief --shard parameters (ZeRO-3): a layer's weights gathered just before it computes, in
+ * forward and again in backward, and freed when it is done; the next layer's gather issued while
+ * this one computes.
+ *
+ * A model that gates its weights (ClassifierImpl::gates_weights) calls the gate before each layer
+ * with the layer's weights and its input. An input that carries a gradient opens a segment: the
+ * layers from there to the next such input. Forward holds the segment computing and the next one
+ * (prefetched, in the order the previous forward ran), and frees the rest. A hook on the
+ * segment's input fires in backward once everything after it has its gradients, which is when
+ * that segment is done and the one before starts: it frees the segment and gathers the one
+ * before (and prefetches the one before that). Autograd keeps the weights it saved as the same
+ * tensors, refilled with the same values before it reads them.
+ *
+ * A gate called outside autograd (evaluation, under no_grad) frees nothing: every rank then runs
+ * forwards it chooses the number of, and a gather is a collective; evaluation holds the weights
+ * whole (ShardedParams::wait_gathered).
+ */
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "slimtrain/comm/data_plane.hpp"
+#include "slimtrain/train/sharded_params.hpp"
+
+namespace slimtrain::train {
+
+class LayerGate {
+ public:
+  LayerGate(ShardedParams& shards, comm::DataPlane& plane) : shards_(shards), plane_(plane) {}
+
+  /** @brief A forward starts: its segments are recorded anew (the last ones kept for prefetch). */
+  void begin_forward();
+  /** @brief The model's gate: `weights` are about to be read by forward; `x` is their input. */
+  void before_layer(const std::vector<torch::Tensor>& weights, const torch::Tensor& x);
+  /** @brief Segments the last forward opened (for tests and the log). */
+  std::size_t segments() const { return segments_.size(); }
+
+ private:
+  void after_backward_of(std::size_t segment, std::uint64_t generation);
+  std::vector<std::size_t> wanted(std::size_t a, std::size_t b) const;
+
+  ShardedParams& shards_;
+  comm::DataPlane& plane_;
+  std::vector<std::vector<std::size_t>> segments_;  ///< buckets per segment, this forward
+  std::vector<std::vector<std::size_t>> planned_;   ///< the previous forward's
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace slimtrain::train

@@ -1,0 +1,65 @@
+#include "slimtrain/train/layer_gate.hpp"
+
+#include <algorithm>
+
+namespace slimtrain::train {
+
+void LayerGate::begin_forward() {
+  if (!segments_.empty()) planned_ = std::move(segments_);
+  segments_.clear();
+  ++generation_;
+}
+
+std::vector<std::size_t> LayerGate::wanted(std::size_t a, std::size_t b) const {
+  std::vector<std::size_t> out = a < segments_.size() ? segments_[a] : std::vector<std::size_t>{};
+  const auto& more = b < segments_.size() ? segments_[b] : std::vector<std::size_t>{};
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const torch::Tensor& x) {
+  const std::vector<std::size_t> buckets = shards_.buckets_of(weights);
+  if (buckets.empty()) return;
+  if (!torch::GradMode::is_enabled()) {  // evaluation: hold, free nothing
+    shards_.prefetch(buckets, plane_);
+    shards_.await(weights);
+    return;
+  }
+  const bool opens = segments_.empty() || (x.defined() && x.requires_grad());
+  if (!opens) {  // more weights of the segment computing
+    auto& current = segments_.back();
+    for (const std::size_t b : buckets)
+      if (std::find(current.begin(), current.end(), b) == current.end()) current.push_back(b);
+    shards_.prefetch(buckets, plane_);
+    shards_.await(weights);
+    return;
+  }
+  const std::size_t k = segments_.size();
+  segments_.push_back(buckets);
+  // The segments before are done with (until backward); the next one, as the previous forward
+  // ran it, is gathered while this one computes. Freed first, so that the two are the most held.
+  const std::vector<std::size_t> next =
+      k + 1 < planned_.size() ? planned_[k + 1] : std::vector<std::size_t>{};
+  std::vector<std::size_t> keep = buckets;
+  keep.insert(keep.end(), next.begin(), next.end());
+  shards_.release_except(keep);
+  shards_.prefetch(buckets, plane_);
+  shards_.prefetch(next, plane_);
+  shards_.await(weights);
+  if (k > 0 && x.defined() && x.requires_grad()) {
+    const std::uint64_t generation = generation_;
+    x.register_hook(
+        [this, k, generation](const torch::Tensor&) { after_backward_of(k, generation); });
+  }
+}
+
+void LayerGate::after_backward_of(std::size_t k, std::uint64_t generation) {
+  if (generation != generation_ || k == 0 || k > segments_.size()) return;  // an older graph's
+  // Segment k has its gradients: segment k - 1 computes next, k - 2 after it.
+  shards_.release_except(wanted(k - 1, k >= 2 ? k - 2 : k - 1));
+  shards_.prefetch(segments_[k - 1], plane_);
+  if (k >= 2) shards_.prefetch(segments_[k - 2], plane_);
+  shards_.await_buckets(segments_[k - 1]);
+}
+
+}  // namespace slimtrain::train
