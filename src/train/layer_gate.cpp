@@ -39,7 +39,7 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
   // The segments before are done with (until backward); the next one, as the previous forward
   // ran it, is gathered while this one computes. Freed first, so that the two are the most held.
   const std::vector<std::size_t> next =
-      k + 1 < planned_.size() ? planned_[k + 1] : std::vector<std::size_t>{};
+      prefetch_ && k + 1 < planned_.size() ? planned_[k + 1] : std::vector<std::size_t>{};
   std::vector<std::size_t> keep = buckets;
   keep.insert(keep.end(), next.begin(), next.end());
   shards_.release_except(keep);
@@ -56,9 +56,10 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
 void LayerGate::after_backward_of(std::size_t k, std::uint64_t generation) {
   if (generation != generation_ || k == 0 || k > segments_.size()) return;  // an older graph's
   // Segment k has its gradients: segment k - 1 computes next, k - 2 after it.
-  shards_.release_except(wanted(k - 1, k >= 2 ? k - 2 : k - 1));
+  const std::size_t ahead = prefetch_ && k >= 2 ? k - 2 : k - 1;
+  shards_.release_except(wanted(k - 1, ahead));
   shards_.prefetch(segments_[k - 1], plane_);
-  if (k >= 2) shards_.prefetch(segments_[k - 2], plane_);
+  shards_.prefetch(segments_[ahead], plane_);
   shards_.await_buckets(segments_[k - 1]);
 }
 

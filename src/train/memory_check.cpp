@@ -28,6 +28,8 @@ PlanSettings settings_of(const Session& s) {
   p.bf16_wire = parse_grad_compression(cfg.grad_compression) == GradCompression::bf16;
   p.fused_attention = model::fused_attention_available();
   p.overlap = cfg.overlap != "off";
+  p.gather_ahead = cfg.overlap_gather == "on" ||
+                   (cfg.overlap_gather == "auto" && s.device.kind == "cuda");  // session.cpp's rule
   p.batch = cfg.batch_size;
   p.bucket_bytes = gradient_bucket_bytes(cfg.bucket_bytes, s.device.kind == "cuda");
   // A GPU's budget is its free memory, which the process's host memory does not come out of.
@@ -66,7 +68,11 @@ ModelSize hf_model_size(const model::ModelSpec& spec, const data::DatasetInfo& i
   m.source = "the safetensors headers of " + spec.hf_dir;
   m.layers = c.num_hidden_layers;
   // Embeddings, the layers, the final norm and the head, each gathered on its own.
-  if (c.architecture().gates_layers) m.gathered_groups = c.num_hidden_layers + 3;
+  // A gated model gathers each layer's attention and feed-forward halves apart (decoder_body),
+  // its embeddings and head on their own.
+  if (c.architecture().gates_layers)
+    m.largest_group = std::max<std::int64_t>(
+        (c.gated_ffn() ? 3 : 2) * c.hidden_size * c.ffn_width() + c.hidden_size, m.largest);
   m.hidden = c.hidden_size;
   m.heads = c.num_attention_heads;
   m.ffn = c.ffn_width();

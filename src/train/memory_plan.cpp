@@ -73,15 +73,15 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
   plan.shard = p.shard;
   plan.weights = 4 * all + (p.bf16 ? 2 * trainable : 0);
   if (p.shard == ShardMode::parameters) {
-    // The trained weights' shard, and the layers gathered at once: the one computing, the next
-    // one prefetched, and a layer's worth of bucket boundaries (whole-model for a model that
-    // does not gate its layers: its every weight while a step runs).
+    // The trained weights' shard, and what is gathered at once: the largest group computing (and
+    // the next one with --overlap-gather), and a bucket at each end (a model that does not gate
+    // its layers holds its every weight while a step runs).
     const u64 frozen = 4 * (all - std::min(all, trainable));
-    const u64 layer =
-        m.gathered_groups > 0 ? 4 * trainable / static_cast<u64>(m.gathered_groups) : 4 * trainable;
-    const u64 largest = 4 * static_cast<u64>(std::max<std::int64_t>(m.largest, 0));
+    const u64 group = 4 * static_cast<u64>(std::max<std::int64_t>(m.largest_group, 0));
     const u64 gathered =
-        std::min<u64>(4 * trainable, 3 * std::max({layer, largest, p.bucket_bytes}));
+        m.largest_group > 0
+            ? std::min<u64>(4 * trainable, (p.gather_ahead ? 2 : 1) * group + 2 * p.bucket_bytes)
+            : 4 * trainable;
     plan.weights = frozen + share(4 * trainable, world) + gathered + (p.bf16 ? 2 * trainable : 0);
   }
   const u64 gradients = trainable * (p.bf16_wire ? 6 : 4);

@@ -130,18 +130,27 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.grad_sink = choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK"));
   if (s.grad_sink.on) s.model->set_grad_sink(s.sync->sink());
   if (s.shard == ShardMode::parameters) {
-    s.gather_overlap = {true,
-                        "--shard parameters: each layer's weights are gathered as it runs, "
-                        "the next layer's while it computes"};
+    // Each layer gathers its weights as it runs; --overlap-gather: the next one's too.
+    s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
+    if (cfg.overlap_gather == "auto")
+      s.gather_overlap =
+          s.device.kind == "cuda"
+              ? OverlapChoice{true,
+                              "--overlap-gather auto: the next layer's while one computes, "
+                              "with NCCL"}
+              : OverlapChoice{false,
+                              "--overlap-gather auto: one layer at a time on CPU, where the "
+                              "gather's thread competes with forward for the core and a layer "
+                              "gathered ahead is memory held"};
     if (s.model->gates_weights()) {
-      s.layer_gate = std::make_unique<LayerGate>(*s.shards, *s.data_plane);
+      s.layer_gate = std::make_unique<LayerGate>(*s.shards, *s.data_plane, s.gather_overlap.on);
       LayerGate* gate = s.layer_gate.get();
       s.model->set_weight_gate([gate](const std::vector<torch::Tensor>& weights,
                                       const torch::Tensor& x) { gate->before_layer(weights, x); });
     } else {
-      s.gather_overlap.reason = "--shard parameters: " + s.spec.model_option() +
-                                " does not gate its layers, so its weights are gathered whole "
-                                "before each forward and freed after each step";
+      s.gather_overlap = {false, "--shard parameters: " + s.spec.model_option() +
+                                     " does not gate its layers, so its weights are gathered "
+                                     "whole before each forward and freed after each step"};
     }
   } else if (s.shards) {
     s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
@@ -195,7 +204,9 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       to_string(s.sync->compression()), "; --shard ", to_string(s.shard),
       s.shards ? detail::concat(" (this rank updates ", s.layout->padded_numel() / s.rt.size(),
                                 " of ", s.layout->numel(), " elements; weights gathered ",
-                                s.gather_overlap.on ? "during the next forward" : "after the step",
+                                s.shard == ShardMode::parameters ? "as each layer runs"
+                                : s.gather_overlap.on            ? "during the next forward"
+                                                                 : "after the step",
                                 ": ", s.gather_overlap.reason, ")")
                : std::string(),
       "; control plane MPI, data plane ", s.device.kind == "cuda" ? "NCCL" : "MPI");

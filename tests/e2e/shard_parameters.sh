@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --shard parameters (ZeRO-3) end to end against --shard gradients on the same seed: a built-in
-# mlp and vit-tiny (layers gathered as they run) bit-identical at np 2 over 200 and 50 steps, with
+# mlp (a layer at a time, and with the next gathered ahead) and vit-tiny (layers gathered as they
+# run) bit-identical at np 2 over 200 and 50 steps, with
 # evaluations and checkpoints between steps; within 1e-6 at np 4; a TorchScript model (gathered
 # whole for each step) within 1e-6 over 50 steps; resumes across world sizes and shard modes
 # (np 2 parameters -> np 4 gradients -> np 3 parameters -> np 1 none, the loss going on; a resume
@@ -19,7 +20,11 @@ for mode in gradients parameters; do
   check "np 2 --shard $mode, 200 AdamW steps" expect_rc 0 np 2 "$S" train "${recipe[@]}" \
     --max-steps 200 --shard "$mode" --out "$work/np2-$mode"
 done
-check "  the start line says how the weights travel" contains "--shard parameters (this rank updates [0-9]* of [0-9]* elements; weights gathered during the next forward: --shard parameters: each layer's weights are gathered as it runs"
+check "  the start line says how the weights travel" contains "--shard parameters (this rank updates [0-9]* of [0-9]* elements; weights gathered as each layer runs: --overlap-gather auto: one layer at a time on CPU"
+check "np 2 --shard parameters --overlap-gather on (the next layer gathered while one computes)" \
+  expect_rc 0 np 2 "$S" train "${recipe[@]}" --max-steps 200 --shard parameters \
+  --overlap-gather on --out "$work/np2-ahead"
+check "  bit-identical too" same_weights "$work/np2-gradients" "$work/np2-ahead" 200
 check "  the start event records it" json_is "$(events "$work/np2-parameters" start)" 'e["shard"] == "parameters"'
 check "  bit-identical to --shard gradients" same_weights "$work/np2-gradients" "$work/np2-parameters" 200
 

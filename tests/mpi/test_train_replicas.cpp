@@ -89,7 +89,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   // --shard parameters: each layer gathers its weights as it runs (the trainer's wiring).
   std::unique_ptr<st::LayerGate> gate;
   if (zero3) {
-    gate = std::make_unique<st::LayerGate>(*shards, *plane);
+    gate = std::make_unique<st::LayerGate>(*shards, *plane, overlap);
     shards->reset_peak();  // the constructor held every weight once, before freeing them
     model->set_weight_gate([&gate](const std::vector<torch::Tensor>& weights,
                                    const torch::Tensor& x) { gate->before_layer(weights, x); });
@@ -272,39 +272,48 @@ TEST_P(ReplicasTest, ParameterShardsTrainAsGradientShardsDo) {
   const Case c = GetParam();
   const int steps = 5;
   for (const bool sink : {false, true}) {
-    const RunResult gradients = train_replicas(c, true, steps, st::GradCompression::none,
-                                               st::ShardMode::gradients, false, sink);
-    const RunResult parameters = train_replicas(c, true, steps, st::GradCompression::none,
-                                                st::ShardMode::parameters, false, sink);
-    const std::string what = sink ? "with the gradient sink" : "with autograd's gradients";
-    EXPECT_TRUE(same_on_every_rank(parameters.final)) << what << ": replicas diverged";
-    ASSERT_EQ(parameters.final.size(), gradients.final.size());
-    EXPECT_NE(parameters.initial, parameters.final) << what << ": training changed nothing";
-    if (rt().size() <= 2) {
-      EXPECT_EQ(parameters.final, gradients.final) << what << ": not bit-identical";
-    } else {
-      double worst = 0;
-      for (std::size_t i = 0; i < gradients.final.size(); ++i)
-        worst = std::max(worst,
-                         std::abs(static_cast<double>(parameters.final[i]) - gradients.final[i]) /
-                             (1e-3 + std::abs(static_cast<double>(gradients.final[i]))));
-      EXPECT_LT(worst, 1e-5) << what << " moved a weight from --shard gradients'";
+    for (const bool prefetch : {false, true}) {
+      const RunResult gradients = train_replicas(c, true, steps, st::GradCompression::none,
+                                                 st::ShardMode::gradients, false, sink);
+      // overlap: gradients reduced during backward, the next layer gathered while one computes.
+      const RunResult parameters = train_replicas(c, prefetch, steps, st::GradCompression::none,
+                                                  st::ShardMode::parameters, false, sink);
+      const std::string what =
+          std::string(sink ? "with the gradient sink" : "with autograd's gradients") +
+          (prefetch ? ", prefetching" : ", a layer at a time");
+      EXPECT_TRUE(same_on_every_rank(parameters.final)) << what << ": replicas diverged";
+      ASSERT_EQ(parameters.final.size(), gradients.final.size());
+      EXPECT_NE(parameters.initial, parameters.final) << what << ": training changed nothing";
+      if (rt().size() <= 2) {
+        EXPECT_EQ(parameters.final, gradients.final) << what << ": not bit-identical";
+      } else {
+        double worst = 0;
+        for (std::size_t i = 0; i < gradients.final.size(); ++i)
+          worst = std::max(worst,
+                           std::abs(static_cast<double>(parameters.final[i]) - gradients.final[i]) /
+                               (1e-3 + std::abs(static_cast<double>(gradients.final[i]))));
+        EXPECT_LT(worst, 1e-5) << what << " moved a weight from --shard gradients'";
+      }
+      EXPECT_GE(parameters.segments, 3u) << what << ": the model's layers were not gated";
     }
-    EXPECT_GE(parameters.segments, 3u) << what << ": the model's layers were not gated";
   }
 }
 
-// A deep model's layers come and go: a rank holds the layer computing and the next one (and the
-// buckets they share), never most of the weights.
+// A deep model's layers come and go: a rank holds the layer computing (and, prefetching, the
+// next one, and the buckets they share), never most of the weights.
 TEST(ParameterShards, ADeepModelHoldsAFewLayersAtATime) {
   const Case deep{"mlp", 4 << 10, 12};  // 12 layers of 64 x 64: a bucket each
-  const RunResult r =
-      train_replicas(deep, true, 3, st::GradCompression::none, st::ShardMode::parameters);
-  EXPECT_TRUE(same_on_every_rank(r.final));
-  EXPECT_GE(r.segments, 13u);
-  EXPECT_GT(r.peak_held_bytes, 0u);
-  EXPECT_LT(r.peak_held_bytes * 3, r.weight_bytes)
-      << "held " << r.peak_held_bytes << " of " << r.weight_bytes << " bytes at once";
+  for (const bool prefetch : {false, true}) {
+    const RunResult r =
+        train_replicas(deep, prefetch, 3, st::GradCompression::none, st::ShardMode::parameters);
+    EXPECT_TRUE(same_on_every_rank(r.final));
+    EXPECT_GE(r.segments, 13u);
+    EXPECT_GT(r.peak_held_bytes, 0u);
+    // A layer (with its neighbours' shared buckets) is under a sixth of 13; two under a third.
+    EXPECT_LT(r.peak_held_bytes * (prefetch ? 3 : 6), r.weight_bytes)
+        << (prefetch ? "prefetching: " : "a layer at a time: ") << "held " << r.peak_held_bytes
+        << " of " << r.weight_bytes << " bytes at once";
+  }
 }
 
 // Built-in layers that give their weight gradients to the sync (model/grad_sink.hpp, the trainer's

@@ -50,26 +50,28 @@ TEST(MemoryPlan, GradientShardKeepsTwoBucketsInFlight) {
 
 TEST(MemoryPlan, ParameterShardHoldsItsPieceAndTheLayersGathered) {
   ModelSize m = billion();
-  m.gathered_groups = 100;  // 10M parameters a group, the largest tensor smaller
+  m.largest_group = 10'000'000;  // 40 MB gathered at once
   m.largest = 5'000'000;
   const MemoryPlan plan = plan_memory(m, adamw(4, ShardMode::parameters));
-  // 4/4 bytes a parameter of weights, and three groups of 40 MB gathered at once.
-  EXPECT_EQ(plan.weights, 1'000'000'000u + 3 * 40'000'000u);
+  // 4/4 bytes a parameter of weights, the group and a 4 MiB bucket at each end.
+  EXPECT_EQ(plan.weights, 1'000'000'000u + 40'000'000u + 2 * (4u << 20));
   EXPECT_EQ(plan.gradients, 1'000'000'000u + 2 * 20'000'000u);  // as --shard gradients
   EXPECT_EQ(plan.optimizer, 2'000'000'000u);
+  PlanSettings ahead = adamw(4, ShardMode::parameters);
+  ahead.gather_ahead = true;  // the next group too
+  EXPECT_EQ(plan_memory(m, ahead).weights, 1'000'000'000u + 80'000'000u + 2 * (4u << 20));
   // A model gathered whole holds every weight while a step runs.
-  m.gathered_groups = 0;
+  m.largest_group = 0;
   EXPECT_EQ(plan_memory(m, adamw(4, ShardMode::parameters)).weights, 5'000'000'000u);
-  // The refusal names --shard parameters where it is what fits.
-  m.gathered_groups = 100;
+  // The refusal names --shard parameters where it is what fits, or the world size it needs.
+  m.largest_group = 10'000'000;
   MemoryBudget budget;
   budget.bytes = 5'000'000'000u;
   budget.source = "--memory-per-rank";
   const std::string why = refuse_unless_fits(m, adamw(4, ShardMode::gradients), budget);
-  EXPECT_NE(why.find("--shard parameters needs 4.16 GB"), std::string::npos) << why;
-  // More ranks shrink what parameters keeps: named where no mode fits at this world size.
+  EXPECT_NE(why.find("--shard parameters needs 4.09 GB"), std::string::npos) << why;
   const std::string more = refuse_unless_fits(m, adamw(2, ShardMode::gradients), budget);
-  EXPECT_NE(more.find("no --shard mode fits at 2 ranks: --shard parameters needs 4.16 GB at 4"),
+  EXPECT_NE(more.find("no --shard mode fits at 2 ranks: --shard parameters needs 4.09 GB at 4"),
             std::string::npos)
       << more;
 }

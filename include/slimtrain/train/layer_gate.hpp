@@ -6,11 +6,11 @@
  *
  * A model that gates its weights (ClassifierImpl::gates_weights) calls the gate before each layer
  * with the layer's weights and its input. An input that carries a gradient opens a segment: the
- * layers from there to the next such input. Forward holds the segment computing and the next one
- * (prefetched, in the order the previous forward ran), and frees the rest. A hook on the
+ * layers from there to the next such input. Forward holds the segment computing (and, with
+ * prefetch, the next one, in the order the previous forward ran) and frees the rest. A hook on the
  * segment's input fires in backward once everything after it has its gradients, which is when
  * that segment is done and the one before starts: it frees the segment and gathers the one
- * before (and prefetches the one before that). Autograd keeps the weights it saved as the same
+ * before (and, with prefetch, the one before that). Autograd keeps the weights it saved as the same
  * tensors, refilled with the same values before it reads them.
  *
  * A gate called outside autograd (evaluation, under no_grad) frees nothing: every rank then runs
@@ -29,7 +29,10 @@ namespace slimtrain::train {
 
 class LayerGate {
  public:
-  LayerGate(ShardedParams& shards, comm::DataPlane& plane) : shards_(shards), plane_(plane) {}
+  /** @param prefetch whether the next segment is gathered while one computes (memory held for
+   * speed, where the gather runs beside the compute: NCCL). */
+  LayerGate(ShardedParams& shards, comm::DataPlane& plane, bool prefetch)
+      : shards_(shards), plane_(plane), prefetch_(prefetch) {}
 
   /** @brief A forward starts: its segments are recorded anew (the last ones kept for prefetch). */
   void begin_forward();
@@ -47,6 +50,7 @@ class LayerGate {
   std::vector<std::vector<std::size_t>> segments_;  ///< buckets per segment, this forward
   std::vector<std::vector<std::size_t>> planned_;   ///< the previous forward's
   std::uint64_t generation_ = 0;
+  bool prefetch_;
 };
 
 }  // namespace slimtrain::train

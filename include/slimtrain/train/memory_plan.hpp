@@ -34,9 +34,9 @@ struct ModelSize {
   std::int64_t layers = 0, hidden = 0, heads = 0, ffn = 0;
   bool gated_ffn = false;
   std::int64_t tokens = 0;  ///< per sample: the longest sequence, or an image's patches
-  /** @brief --shard parameters: the groups the weights are gathered in one at a time (a
-   * transformer's layers, its embeddings, norm and head); 0: gathered whole. */
-  std::int64_t gathered_groups = 0;
+  /** @brief --shard parameters: the parameters of the largest group of weights gathered at once
+   * (a transformer's feed-forward half of a layer, or its embeddings); 0: gathered whole. */
+  std::int64_t largest_group = 0;
 };
 
 /** @brief What the run will do with it. */
@@ -49,6 +49,7 @@ struct PlanSettings {
   bool bf16_wire = false;  ///< --grad-compression bf16
   bool fused_attention = false;
   bool overlap = true;              ///< buckets start during backward (--overlap not off)
+  bool gather_ahead = false;        ///< --shard parameters: the next group gathered early
   std::int64_t batch = 1;           ///< per rank, one micro-batch
   std::uint64_t bucket_bytes = 0;   ///< a gradient bucket
   std::uint64_t process_bytes = 0;  ///< what the process holds before the model (host only)

@@ -76,8 +76,11 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
     l.down_proj = add_linear(*mlp, "down_proj", inner, h, init, c.mlp_bias);
     l.input_layernorm = add_rms_weight(*block, "input_layernorm", h);
     l.post_attention_layernorm = add_rms_weight(*block, "post_attention_layernorm", h);
+    l.attention_weights = attention->parameters();
+    l.attention_weights.push_back(l.input_layernorm);
+    l.mlp_weights = mlp->parameters();
+    l.mlp_weights.push_back(l.post_attention_layernorm);
     layers_.push_back(l);
-    blocks_.push_back(block);
   }
   norm_ = add_rms_weight(base, "norm", h);
 }
@@ -118,7 +121,7 @@ std::pair<torch::Tensor, torch::Tensor> DecoderBody::rotary(const torch::Tensor&
 
 torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const torch::Tensor& cos,
                                          const torch::Tensor& sin, const torch::Tensor& allowed,
-                                         bool training) {
+                                         bool training, const ClassifierImpl::WeightGate& gate) {
   const DecoderConfig& c = *config_;
   const std::int64_t b = x.size(0), t = x.size(1), d = c.head_dim;
   const torch::Tensor n = rms_norm(x, l.input_layernorm, c.rms_norm_eps);
@@ -137,6 +140,7 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
   const torch::Tensor context =
       attend(q, k, v, allowed, p).transpose(1, 2).reshape({b, t, c.num_attention_heads * d});
   const torch::Tensor a = x + l.o_proj->forward(context);
+  if (gate) gate(l.mlp_weights, a);
   const torch::Tensor m = rms_norm(a, l.post_attention_layernorm, c.rms_norm_eps);
   return a + l.down_proj->forward(activation(c.hidden_act, l.gate_proj->forward(m)) *
                                   l.up_proj->forward(m));
@@ -152,9 +156,9 @@ torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,
   const torch::Tensor allowed =
       (causal.unsqueeze(0) & real.unsqueeze(1)) | torch::eye(t, bool_options).unsqueeze(0);
   const torch::Tensor allowed4 = allowed.unsqueeze(1);  // [B, 1, T, T]
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    if (gate) gate(blocks_[i]->parameters(), x);
-    x = layer_forward(layers_[i], x, cos, sin, allowed4, training);
+  for (Layer& l : layers_) {
+    if (gate) gate(l.attention_weights, x);
+    x = layer_forward(l, x, cos, sin, allowed4, training, gate);
   }
   if (gate) gate({norm_}, x);
   return rms_norm(x, norm_, config_->rms_norm_eps);

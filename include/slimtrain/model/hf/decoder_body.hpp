@@ -47,15 +47,17 @@ class DecoderBody {
     torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
     torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
     torch::Tensor input_layernorm, post_attention_layernorm;  ///< RMSNorm weights
+    /** @brief What each half reads, for the gate: the attention and its norm, the feed-forward
+     * and its norm (a 7B layer's halves are 0.2 and 0.5 billion parameters). */
+    std::vector<torch::Tensor> attention_weights, mlp_weights;
   };
   torch::Tensor layer_forward(Layer& l, const torch::Tensor& x, const torch::Tensor& cos,
                               const torch::Tensor& sin, const torch::Tensor& allowed,
-                              bool training);
+                              bool training, const ClassifierImpl::WeightGate& gate);
 
   std::shared_ptr<const DecoderConfig> config_;
   torch::nn::Embedding embed_tokens_{nullptr};
   std::vector<Layer> layers_;
-  std::vector<std::shared_ptr<torch::nn::Module>> blocks_;  ///< layers.N, for their weights
   torch::Tensor norm_;
 };
 
