@@ -17,25 +17,14 @@ layers=${LAYERS:-2}
 runs=${RUNS:-1:none 2:optimizer 2:gradients}
 bench_name=memory_plan
 . "$root/bench/lib.sh"
-positive_ints "$steps" "$layers"
-[ -n "$PY2" ] && "$PY2" -c 'import transformers' 2>/dev/null ||
-  { echo "bench/memory_plan: no Python with transformers (scripts/install-deps.sh --torch pip makes .torch-venv)" >&2; exit 2; }
-cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
-export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
-"$PY2" "$root/bench/memory_plan/make.py" "$work/model" "$layers" >"$work/make.log" 2>&1 ||
-  { cat "$work/make.log" >&2; exit 1; }
+. "$root/bench/memory_plan/wide.sh"
 echo "bench/memory_plan: $(tail -n 1 "$work/make.log") at Qwen2.5-7B's widths, on $cpu"
 printf '  %-4s %-10s %12s %12s %10s\n' np --shard "planned GB" "peak GB" plan/peak
 results=()
 for r in $runs; do
   np=${r%%:*} shard=${r#*:}
-  positive_ints "$np"
   out=$work/run-$np-$shard
-  timeout 3600 mpirun -np "$np" --oversubscribe --bind-to none "$bin" train --data "$work/model/text.h5" \
-    --model "hf:$work/model" --out "$out" --resume none --optim adamw --lr 1e-5 --batch-size 2 \
-    --threads $((np > 1 ? 1 : 2)) --max-steps "$steps" --eval-every 0 --checkpoint-every 0 \
-    --final-split none --shard "$shard" >"$out.log" 2>&1 ||
-    { echo "bench/memory_plan: np $np --shard $shard failed:" >&2; tail -n 20 "$out.log" >&2; exit 1; }
+  wide_train "$np" "$shard" "$out"
   read -r planned peak ratio < <("$PY2" - "$out/metrics.jsonl" <<'PYEOF'
 import json, sys
 m = [e for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "done"][-1]["memory"]
