@@ -83,11 +83,15 @@ void load_param_states(torch::serialize::InputArchive& archive,
 
 }  // namespace
 
-std::vector<TensorEntry> host_copy(const torch::nn::Module& module, const std::string& prefix) {
+std::vector<TensorEntry> host_copy(const torch::nn::Module& module, const std::string& prefix,
+                                   const std::unordered_map<const void*, torch::Tensor>& copied) {
   torch::NoGradGuard no_grad;
   std::vector<TensorEntry> entries;
-  for (const auto& [name, tensor] : module_tensors(module))
-    if (tensor.defined()) entries.push_back({prefix + name, host_clone(tensor)});
+  for (const auto& [name, tensor] : module_tensors(module)) {
+    if (!tensor.defined()) continue;
+    const auto ready = copied.find(tensor.unsafeGetTensorImpl());
+    entries.push_back({prefix + name, ready != copied.end() ? ready->second : host_clone(tensor)});
+  }
   return entries;
 }
 

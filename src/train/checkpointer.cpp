@@ -265,6 +265,20 @@ void Checkpointer::save(const Position& at) {
   // The optimizer state by element: every rank's shard with --shard, else rank 0's whole state.
   const int writers = s_.shards ? s_.rt.size() : 1;
   if (s_.rt.rank() < writers) start_shard_write(at.step);
+  // --shard parameters: the weights gathered bucket by bucket, rank 0 copying each as it is here,
+  // so that no rank holds them all at once (with the copy, rank 0 would hold them twice).
+  std::unordered_map<const void*, torch::Tensor> gathered;
+  if (s_.shards && !s_.shards->holds_weights()) {
+    std::vector<std::vector<torch::Tensor>> in_bucket(s_.layout->buckets().size());
+    for (const torch::Tensor& p : s_.model->trainable_parameters())
+      for (const std::size_t b : s_.shards->buckets_of({p})) in_bucket[b].push_back(p);
+    s_.shards->gather_each(*s_.data_plane, [&](std::size_t b) {
+      if (s_.rt.rank() != 0) return;
+      torch::NoGradGuard no_grad;
+      for (const torch::Tensor& p : in_bucket[b])
+        gathered[p.unsafeGetTensorImpl()] = p.detach().to(torch::kCPU, false, true).contiguous();
+    });
+  }
   std::string nonfinite;  // rank 0: the tensor that kept this checkpoint from being written
   if (s_.rt.rank() == 0) {
     ckpt::CheckpointState state;
@@ -281,7 +295,7 @@ void Checkpointer::save(const Position& at) {
                   {"class_names", s_.info.class_names}};
     evaluations_.record_in(state.meta);
     if (s_.fault.armed(0, FaultPhase::copy, at.step)) s_.fault.fire();  // test only
-    state.tensors = ckpt::host_copy(*s_.model);
+    state.tensors = ckpt::host_copy(*s_.model, "model/", gathered);
     nonfinite = first_nonfinite(state.tensors);
     if (nonfinite.empty()) {
       state.meta["optimizer_shards"] = shard_meta(writers);

@@ -32,8 +32,9 @@ void Session::sync_buffers() {
   for (auto& b : model->buffers()) data_plane->broadcast(b, 0, options);
 }
 
-void Session::settle_weights() {
-  if (shards) shards->wait_gathered();
+void Session::settle_weights(bool whole) {
+  if (shards && (whole || shards->holds_weights())) shards->wait_gathered();
+  if (shards && !whole) shards->finish_in_flight();
   sync_buffers();
 }
 

@@ -187,6 +187,19 @@ void ShardedParams::release_except(const std::vector<std::size_t>& keep) {
       free_bucket(b);
 }
 
+void ShardedParams::gather_each(comm::DataPlane& plane,
+                                const std::function<void(std::size_t bucket)>& use) {
+  finish_in_flight();
+  for (std::size_t b = 0; b < layout_.buckets().size(); ++b) {
+    if (!holds_weights()) {
+      prefetch({b}, plane);
+      await_buckets({b});
+    }
+    use(b);
+    if (!holds_weights()) release_except({});
+  }
+}
+
 void ShardedParams::take_weights() {
   if (holds_weights()) return;  // the shard is a view of the buffer already
   wait_gathered();

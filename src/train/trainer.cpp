@@ -63,9 +63,9 @@ class Trainer {
    * evaluation ever holds the results of a reduction that did not complete (a step-late read
    * resumes after an abort).
    */
-  void settle() {
+  void settle(bool whole_weights = true) {
     update_->settle();
-    s_->settle_weights();
+    s_->settle_weights(whole_weights);
     s_->data_plane->settle();
   }
   nlohmann::json rank_times();
@@ -230,7 +230,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   const bool due = checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due || new_best;
   if (due && pos_.step < s.total_steps) {
     timer_.pause("checkpoint", pos_.step);
-    settle();
+    settle(/*whole_weights=*/false);  // a checkpoint gathers bucket by bucket
     checkpoints_->save(pos_);
   }
   steady_.paused_s += seconds_since(paused_from);
@@ -258,7 +258,7 @@ int Trainer::stop_for_requeue() {
             stop_signal() ? " " + std::to_string(stop_signal()) : std::string(),
             " on some rank: checkpointing at step ", pos_.step, " and exiting for requeue");
   timer_.pause("checkpoint", pos_.step);
-  settle();
+  settle(/*whole_weights=*/false);
   checkpoints_->save(pos_);  // nothing new when this step was just checkpointed
   checkpoints_->wait();
   s_->run_log->event("stopped",
@@ -276,7 +276,7 @@ void Trainer::finish(nlohmann::json memory) {
         steady_steps * cfg_.batch_size * cfg_.grad_accum * rt_.size() / std::max(steady_s, 1e-9);
   s.run_log->end_progress_line();
   timer_.pause("checkpoint", pos_.step);
-  settle();
+  settle(/*whole_weights=*/false);
   checkpoints_->save_final(pos_);
   add_checkpoint_peak(memory, s);
   // The measured peak beside the plan: how far the start-up estimate was off on this run.
@@ -288,6 +288,7 @@ void Trainer::finish(nlohmann::json memory) {
   if (s.final_split.empty()) {
     log::info_rank0(no_final_evaluation(s));
   } else {
+    settle();  // the checkpoint left --shard parameters' weights in their shards
     const eval::EvalOutcome o =
         run_evaluation(s, s.final_split, "final evaluation", pos_.step, true);
     if (o.ok) {

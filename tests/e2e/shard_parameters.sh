@@ -53,12 +53,16 @@ done
 check "  within 1e-6" within "$work/np4-gradients" "$work/np4-parameters" 100 1e-6
 
 vit=(--data "$D" --model vit-tiny --vit-patch 4 --threads 1 --log-every 10 --batch-size 8 --schedule constant
-  --seed 5 --eval-every 0 --final-split none --resume auto --optimizer adamw --lr 0.001)
+  --seed 5 --eval-every 25 --checkpoint-every 25 --final-split test --resume auto --optimizer adamw
+  --lr 0.001)
 for mode in gradients parameters; do
   check "vit-tiny np 2 --shard $mode, 50 steps" expect_rc 0 np 2 "$S" train "${vit[@]}" \
     --max-steps 50 --shard "$mode" --out "$work/vit-$mode"
 done
 check "  bit-identical" same_weights "$work/vit-gradients" "$work/vit-parameters" 50
+check "  the final evaluation after the last checkpoint (which frees the weights) the same" test \
+  "$(eval_metrics "$work/vit-parameters")$(event_field "$work/vit-parameters" done final)" = \
+  "$(eval_metrics "$work/vit-gradients")$(event_field "$work/vit-gradients" done final)"
 
 if "$PY" -c "import torch" 2>/dev/null; then
   mkdir -p "$work/ts" && "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/torchscript_models.py" "$work/ts" 1 8 8 4 || exit 1

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,10 +37,12 @@ inline OptimizerStateKey optimizer_state_key(const torch::Tensor& param) {
   return optimizer_state_key_as<OptimizerStateKey>(param.unsafeGetTensorImpl());
 }
 
-/** @brief Parameters AND buffers of `module`, cloned to contiguous CPU tensors, named prefix+name.
- */
-std::vector<TensorEntry> host_copy(const torch::nn::Module& module,
-                                   const std::string& prefix = "model/");
+/** @brief Parameters AND buffers of `module`, cloned to contiguous CPU tensors, named prefix+name;
+ * a tensor found in `copied` (by its TensorImpl) is taken from there, already copied (--shard
+ * parameters copies each bucket's weights while they are gathered). */
+std::vector<TensorEntry> host_copy(
+    const torch::nn::Module& module, const std::string& prefix = "model/",
+    const std::unordered_map<const void*, torch::Tensor>& copied = {});
 
 /**
  * @brief "" when `state` holds exactly `module`'s tensors (prefix+name, same shapes and dtypes),

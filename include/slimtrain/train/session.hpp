@@ -118,9 +118,10 @@ struct Session {
   /**
    * @brief The weights whole and identical on every rank: any all-gather still in flight (with
    * --overlap-gather) waited for, then sync_buffers(). Before anything reads the weights outside
-   * a training step (evaluation, checkpoints).
+   * a training step (evaluation, checkpoints). With --shard parameters and `whole` false the
+   * gathers in flight end and nothing more is gathered: a checkpoint gathers bucket by bucket.
    */
-  void settle_weights();
+  void settle_weights(bool whole = true);
   /** @brief What the optimizer updates, with the logical elements each holds. */
   std::vector<OptimizedSpan> optimizer_spans() const;
   /** @brief Seconds an I/O phase moving about `bytes` may take (--io-timeout, --io-floor-...). */

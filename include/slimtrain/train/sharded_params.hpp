@@ -17,6 +17,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -85,6 +86,9 @@ class ShardedParams {
   void prefetch(const std::vector<std::size_t>& buckets, comm::DataPlane& plane);
   /** @brief Frees every held bucket not in `keep` and not arriving. */
   void release_except(const std::vector<std::size_t>& keep);
+  /** @brief Every bucket gathered in turn, `use(bucket)` called while it is here, then freed:
+   * what reads the weights whole (a checkpoint's copy) holds one bucket at a time. */
+  void gather_each(comm::DataPlane& plane, const std::function<void(std::size_t bucket)>& use);
   /** @brief Copies this rank's pieces out of the held buckets (after a resume wrote them). */
   void take_weights();
   /** @brief Bytes of the bucket buffers held now, and the most held at once since the start. */
