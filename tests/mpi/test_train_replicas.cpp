@@ -272,9 +272,9 @@ TEST_P(ReplicasTest, ParameterShardsTrainAsGradientShardsDo) {
   const Case c = GetParam();
   const int steps = 5;
   for (const bool sink : {false, true}) {
+    const RunResult gradients = train_replicas(c, true, steps, st::GradCompression::none,
+                                               st::ShardMode::gradients, false, sink);
     for (const bool prefetch : {false, true}) {
-      const RunResult gradients = train_replicas(c, true, steps, st::GradCompression::none,
-                                                 st::ShardMode::gradients, false, sink);
       // overlap: gradients reduced during backward, the next layer gathered while one computes.
       const RunResult parameters = train_replicas(c, prefetch, steps, st::GradCompression::none,
                                                   st::ShardMode::parameters, false, sink);
