@@ -11,9 +11,16 @@ std::uint64_t above(std::uint64_t bytes, std::uint64_t baseline) {
 }  // namespace
 
 nlohmann::json memory_report(const Session& s) {
+  // --shard parameters: the trained weights are this rank's shard (the gathered buffers come
+  // and go), the frozen ones whole.
+  const bool sharded = s.shards && !s.shards->holds_weights();
   std::uint64_t weights = 0;
   for (const auto& p : s.model->parameters())
-    weights += static_cast<std::uint64_t>(p.numel()) * p.element_size();
+    if (!sharded || !p.requires_grad())
+      weights += static_cast<std::uint64_t>(p.numel()) * p.element_size();
+  if (sharded)
+    for (const torch::Tensor& piece : s.shards->shard())
+      weights += static_cast<std::uint64_t>(piece.nbytes());
   const std::uint64_t gradients = s.sync->bucket_bytes_total();
   const std::uint64_t optimizer = optimizer_state_bytes(*s.optimizer);
   const std::uint64_t peak = runtime::peak_resident_bytes();

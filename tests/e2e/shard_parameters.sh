@@ -27,6 +27,9 @@ check "np 2 --shard parameters --overlap-gather on (the next layer gathered whil
 check "  bit-identical too" same_weights "$work/np2-gradients" "$work/np2-ahead" 200
 check "  the start event records it" json_is "$(events "$work/np2-parameters" start)" 'e["shard"] == "parameters"'
 check "  bit-identical to --shard gradients" same_weights "$work/np2-gradients" "$work/np2-parameters" 200
+check "  each rank's weights are half of --shard gradients' (the done event's weights_bytes)" \
+  json_is "$(events "$work/np2-parameters" done)" \
+  'abs(e["memory"]["weights_bytes"] * 2 - '"$(event_field "$work/np2-gradients" done memory | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["weights_bytes"])')"') <= 64'
 
 with_eval=("${recipe[@]}")
 for i in "${!with_eval[@]}"; do [ "${with_eval[i]}" = --eval-every ] && with_eval[i+1]=30; done
