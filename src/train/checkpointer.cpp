@@ -272,7 +272,7 @@ void Checkpointer::save(const Position& at) {
     std::vector<std::vector<torch::Tensor>> in_bucket(s_.layout->buckets().size());
     for (const torch::Tensor& p : s_.model->trainable_parameters())
       for (const std::size_t b : s_.shards->buckets_of({p})) in_bucket[b].push_back(p);
-    s_.shards->gather_each(*s_.data_plane, [&](std::size_t b) {
+    s_.shards->gather_each([&](std::size_t b) {
       if (s_.rt.rank() != 0) return;
       torch::NoGradGuard no_grad;
       for (const torch::Tensor& p : in_bucket[b])

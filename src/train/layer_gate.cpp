@@ -20,17 +20,15 @@ std::vector<std::size_t> LayerGate::wanted(std::size_t a, std::size_t b) const {
 void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const torch::Tensor& x) {
   const std::vector<std::size_t> buckets = shards_.buckets_of(weights);
   if (buckets.empty()) return;
-  if (!torch::GradMode::is_enabled()) {  // evaluation: hold, free nothing
-    shards_.prefetch(buckets, plane_);
-    shards_.await(weights);
-    return;
-  }
-  const bool opens = segments_.empty() || (x.defined() && x.requires_grad());
-  if (!opens) {  // more weights of the segment computing
-    auto& current = segments_.back();
-    for (const std::size_t b : buckets)
-      if (std::find(current.begin(), current.end(), b) == current.end()) current.push_back(b);
-    shards_.prefetch(buckets, plane_);
+  const bool training = torch::GradMode::is_enabled();
+  const bool opens = training && (segments_.empty() || (x.defined() && x.requires_grad()));
+  if (!opens) {  // evaluation holds and frees nothing; more weights of the segment computing
+    if (training)
+      for (const std::size_t b : buckets)
+        if (std::find(segments_.back().begin(), segments_.back().end(), b) ==
+            segments_.back().end())
+          segments_.back().push_back(b);
+    shards_.prefetch(buckets);
     shards_.await(weights);
     return;
   }
@@ -43,8 +41,8 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
   std::vector<std::size_t> keep = buckets;
   keep.insert(keep.end(), next.begin(), next.end());
   shards_.release_except(keep);
-  shards_.prefetch(buckets, plane_);
-  shards_.prefetch(next, plane_);
+  shards_.prefetch(buckets);
+  shards_.prefetch(next);
   shards_.await(weights);
   if (k > 0 && x.defined() && x.requires_grad()) {
     const std::uint64_t generation = generation_;
@@ -58,8 +56,8 @@ void LayerGate::after_backward_of(std::size_t k, std::uint64_t generation) {
   // Segment k has its gradients: segment k - 1 computes next, k - 2 after it.
   const std::size_t ahead = prefetch_ && k >= 2 ? k - 2 : k - 1;
   shards_.release_except(wanted(k - 1, ahead));
-  shards_.prefetch(segments_[k - 1], plane_);
-  shards_.prefetch(segments_[ahead], plane_);
+  shards_.prefetch(segments_[k - 1]);
+  shards_.prefetch(segments_[ahead]);
   shards_.await_buckets(segments_[k - 1]);
 }
 

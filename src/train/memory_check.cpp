@@ -28,8 +28,8 @@ PlanSettings settings_of(const Session& s) {
   p.bf16_wire = parse_grad_compression(cfg.grad_compression) == GradCompression::bf16;
   p.fused_attention = model::fused_attention_available();
   p.overlap = cfg.overlap != "off";
-  p.gather_ahead = cfg.overlap_gather == "on" ||
-                   (cfg.overlap_gather == "auto" && s.device.kind == "cuda");  // session.cpp's rule
+  p.gather_ahead = p.shard == ShardMode::parameters &&
+                   choose_gather_overlap(cfg.overlap_gather, s.device.kind == "cuda", p.shard).on;
   p.batch = cfg.batch_size;
   p.bucket_bytes = gradient_bucket_bytes(cfg.bucket_bytes, s.device.kind == "cuda");
   // A GPU's budget is its free memory, which the process's host memory does not come out of.

@@ -33,7 +33,7 @@ void Session::sync_buffers() {
 }
 
 void Session::settle_weights(bool whole) {
-  if (shards && (whole || shards->holds_weights())) shards->wait_gathered();
+  if (shards && whole) shards->wait_gathered();
   if (shards && !whole) shards->finish_in_flight();
   sync_buffers();
 }
@@ -130,39 +130,20 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   // Built-in linear layers form their weight gradients in the buckets (grad_pieces.cpp), on CPU.
   s.grad_sink = choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK"));
   if (s.grad_sink.on) s.model->set_grad_sink(s.sync->sink());
-  if (s.shard == ShardMode::parameters) {
-    // Each layer gathers its weights as it runs; --overlap-gather: the next one's too.
-    s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
-    if (cfg.overlap_gather == "auto")
-      s.gather_overlap =
-          s.device.kind == "cuda"
-              ? OverlapChoice{true,
-                              "--overlap-gather auto: the next layer's while one computes, "
-                              "with NCCL"}
-              : OverlapChoice{false,
-                              "--overlap-gather auto: one layer at a time on CPU, where the "
-                              "gather's thread competes with forward for the core and a layer "
-                              "gathered ahead is memory held"};
-    if (s.model->gates_weights()) {
-      s.layer_gate = std::make_unique<LayerGate>(*s.shards, *s.data_plane, s.gather_overlap.on);
+  if (s.shards) {
+    s.gather_overlap = choose_gather_overlap(cfg.overlap_gather, s.device.kind == "cuda", s.shard);
+    if (s.shard == ShardMode::parameters && s.model->gates_weights()) {
+      // Each layer gathers its weights as it runs; with --overlap-gather the next one's too.
+      s.layer_gate = std::make_unique<LayerGate>(*s.shards, s.gather_overlap.on);
       LayerGate* gate = s.layer_gate.get();
       s.model->set_weight_gate([gate](const std::vector<torch::Tensor>& weights,
                                       const torch::Tensor& x) { gate->before_layer(weights, x); });
-    } else {
+    } else if (s.shard == ShardMode::parameters) {
       s.gather_overlap = {false, "--shard parameters: " + s.spec.model_option() +
                                      " does not gate its layers, so its weights are gathered "
                                      "whole before each forward and freed after each step"};
-    }
-  } else if (s.shards) {
-    s.gather_overlap = {cfg.overlap_gather == "on", "--overlap-gather " + cfg.overlap_gather};
-    if (cfg.overlap_gather == "auto")
-      s.gather_overlap = s.device.kind == "cuda"
-                             ? OverlapChoice{true, "--overlap-gather auto: on with NCCL"}
-                             : OverlapChoice{false,
-                                             "--overlap-gather auto: off on CPU, where the "
-                                             "gather's thread competes with forward for the core"};
-    // Built-in models wait layer by layer; any other model waits for all before its forward.
-    if (s.gather_overlap.on && s.model->gates_weights()) {
+    } else if (s.gather_overlap.on && s.model->gates_weights()) {
+      // Built-in models wait layer by layer; any other model waits for all before its forward.
       ShardedParams* shards = s.shards.get();
       s.model->set_weight_gate([shards](const std::vector<torch::Tensor>& weights,
                                         const torch::Tensor&) { shards->await(weights); });

@@ -81,7 +81,6 @@ void ShardedParams::attach_grads(const std::vector<torch::Tensor>& shard_grads) 
 
 void ShardedParams::start_gather(comm::DataPlane& plane) {
   finish_in_flight();  // the previous step's, if nothing read the weights since
-  plane_ = &plane;
   if (!holds_weights()) {
     // The held weights are the step's old ones: each layer gathers its new ones when it runs.
     release_except({});
@@ -117,11 +116,11 @@ void ShardedParams::await_buckets(const std::vector<std::size_t>& buckets) {
 }
 
 void ShardedParams::wait_gathered() {
-  if (!holds_weights() && plane_ != nullptr) {
+  if (!holds_weights()) {
     // Everything that reads the weights whole (evaluation, checkpoints) has them all here.
     std::vector<std::size_t> all(bucket_buffers_.size());
     for (std::size_t b = 0; b < all.size(); ++b) all[b] = b;
-    prefetch(all, *plane_);
+    prefetch(all);
   }
   finish_in_flight();
 }
@@ -167,8 +166,7 @@ void ShardedParams::free_bucket(std::size_t b) {
   held_[b] = 0;
 }
 
-void ShardedParams::prefetch(const std::vector<std::size_t>& buckets, comm::DataPlane& plane) {
-  plane_ = &plane;
+void ShardedParams::prefetch(const std::vector<std::size_t>& buckets) {
   comm::OpOptions options;
   options.tag = "layer-gather";
   for (const std::size_t b : buckets) {
@@ -176,7 +174,7 @@ void ShardedParams::prefetch(const std::vector<std::size_t>& buckets, comm::Data
     hold(b);
     // Written by the plane alone (no tensor operation): autograd's saved weights keep their
     // version, as they hold the same values as when forward used them.
-    gathers_[b] = plane.all_gather_async(shard_[b], bucket_buffers_[b], options);
+    gathers_[b] = plane_->all_gather_async(shard_[b], bucket_buffers_[b], options);
     ++in_flight_;
   }
 }
@@ -187,12 +185,11 @@ void ShardedParams::release_except(const std::vector<std::size_t>& keep) {
       free_bucket(b);
 }
 
-void ShardedParams::gather_each(comm::DataPlane& plane,
-                                const std::function<void(std::size_t bucket)>& use) {
+void ShardedParams::gather_each(const std::function<void(std::size_t bucket)>& use) {
   finish_in_flight();
   for (std::size_t b = 0; b < layout_.buckets().size(); ++b) {
     if (!holds_weights()) {
-      prefetch({b}, plane);
+      prefetch({b});
       await_buckets({b});
     }
     use(b);

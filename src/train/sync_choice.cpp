@@ -14,6 +14,22 @@ const char* to_string(GradCompression c) {
   return c == GradCompression::bf16 ? "bf16" : "fp32";
 }
 
+OverlapChoice choose_gather_overlap(const std::string& option, bool gpu, ShardMode shard) {
+  if (option != "auto") return {option == "on", "--overlap-gather " + option};
+  if (shard == ShardMode::parameters)
+    return gpu ? OverlapChoice{true,
+                               "--overlap-gather auto: the next layer's while one computes, "
+                               "with NCCL"}
+               : OverlapChoice{false,
+                               "--overlap-gather auto: one layer at a time on CPU, where the "
+                               "gather's thread competes with forward for the core and a layer "
+                               "gathered ahead is memory held"};
+  return gpu ? OverlapChoice{true, "--overlap-gather auto: on with NCCL"}
+             : OverlapChoice{false,
+                             "--overlap-gather auto: off on CPU, where the gather's thread "
+                             "competes with forward for the core"};
+}
+
 OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard) {
   if (shard == ShardMode::gradients || shard == ShardMode::parameters)
     return {true, std::string("--shard ") + to_string(shard) +

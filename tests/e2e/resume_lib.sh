@@ -118,3 +118,18 @@ for line in open(sys.argv[1]):
 print(json.dumps(value))
 EOF
 }
+
+# losses_hold RUN CHECKS: RUN's training losses by step (`loss`, from its train events), printed
+# around the resumes of a 200-step chain, then the Python CHECKS (assert lines) run over them.
+losses_hold() {
+  "$PY" - "$1/metrics.jsonl" "$2" <<'EOF'
+import json, sys
+loss = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("event") == "train":
+        loss[e["step"]] = e["loss"]
+print("  loss at", {s: round(loss[s], 3) for s in (10, 50, 60, 100, 110, 150, 160, 200) if s in loss})
+exec(sys.argv[2])
+EOF
+}

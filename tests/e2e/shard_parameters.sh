@@ -15,11 +15,18 @@ np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
 recipe=(--data "$D" --model mlp --mlp-widths 32,32,16 --threads 1 --log-every 10 --batch-size 8
   --schedule constant --seed 42 --eval-every 0 --final-split none --bucket-mb 0.002 --resume auto
   --optimizer adamw --lr 0.01)
+# both_modes WHAT NAME NP TRAIN_ARGS...: WHAT trained at NP ranks with --shard gradients, then
+# parameters, into $work/NAME-gradients and $work/NAME-parameters.
+both_modes() {
+  local what=$1 name=$2 ranks=$3 mode
+  shift 3
+  for mode in gradients parameters; do
+    check "$what --shard $mode" expect_rc 0 np "$ranks" "$S" train "$@" --shard "$mode" \
+      --out "$work/$name-$mode"
+  done
+}
 
-for mode in gradients parameters; do
-  check "np 2 --shard $mode, 200 AdamW steps" expect_rc 0 np 2 "$S" train "${recipe[@]}" \
-    --max-steps 200 --shard "$mode" --out "$work/np2-$mode"
-done
+both_modes "np 2, 200 AdamW steps," np2 2 "${recipe[@]}" --max-steps 200
 check "  the start line says how the weights travel" contains "--shard parameters (this rank updates [0-9]* of [0-9]* elements; weights gathered as each layer runs: --overlap-gather auto: one layer at a time on CPU"
 check "np 2 --shard parameters --overlap-gather on (the next layer gathered while one computes)" \
   expect_rc 0 np 2 "$S" train "${recipe[@]}" --max-steps 200 --shard parameters \
@@ -33,11 +40,8 @@ check "  each rank's weights are half of --shard gradients' (the done event's we
 
 with_eval=("${recipe[@]}")
 for i in "${!with_eval[@]}"; do [ "${with_eval[i]}" = --eval-every ] && with_eval[i+1]=30; done
-for mode in gradients parameters; do
-  check "np 2 --shard $mode, evaluations and checkpoints between steps, --clip-grad-norm" \
-    expect_rc 0 np 2 "$S" train "${with_eval[@]}" --max-steps 120 --checkpoint-every 40 \
-    --clip-grad-norm 0.5 --grad-accum 2 --shard "$mode" --out "$work/eval-$mode"
-done
+both_modes "np 2, evaluations and checkpoints between steps, --clip-grad-norm, --grad-accum 2," \
+  eval 2 "${with_eval[@]}" --max-steps 120 --checkpoint-every 40 --clip-grad-norm 0.5 --grad-accum 2
 eval_metrics() {
   events "$1" eval | "$PY" -c 'import json, sys
 for line in sys.stdin:
@@ -49,19 +53,13 @@ check "  three evaluations each (steps 30, 60, 90)" test "$(eval_metrics "$work/
 check "  that saw the same weights" test "$(eval_metrics "$work/eval-parameters")" = "$(eval_metrics "$work/eval-gradients")"
 check "  the checkpoints at step 80 bit-identical" same_weights "$work/eval-gradients" "$work/eval-parameters" 80
 
-for mode in gradients parameters; do
-  check "np 4 --shard $mode, 100 steps" expect_rc 0 np 4 "$S" train "${recipe[@]}" \
-    --max-steps 100 --shard "$mode" --out "$work/np4-$mode"
-done
+both_modes "np 4, 100 steps," np4 4 "${recipe[@]}" --max-steps 100
 check "  within 1e-6" within "$work/np4-gradients" "$work/np4-parameters" 100 1e-6
 
 vit=(--data "$D" --model vit-tiny --vit-patch 4 --threads 1 --log-every 10 --batch-size 8 --schedule constant
   --seed 5 --eval-every 25 --checkpoint-every 25 --final-split test --resume auto --optimizer adamw
   --lr 0.001)
-for mode in gradients parameters; do
-  check "vit-tiny np 2 --shard $mode, 50 steps" expect_rc 0 np 2 "$S" train "${vit[@]}" \
-    --max-steps 50 --shard "$mode" --out "$work/vit-$mode"
-done
+both_modes "vit-tiny np 2, 50 steps," vit 2 "${vit[@]}" --max-steps 50
 check "  bit-identical" same_weights "$work/vit-gradients" "$work/vit-parameters" 50
 check "  the final evaluation after the last checkpoint (which frees the weights) the same" test \
   "$(eval_metrics "$work/vit-parameters")$(event_field "$work/vit-parameters" done final)" = \
@@ -72,10 +70,7 @@ if "$PY" -c "import torch" 2>/dev/null; then
   script=(--data "$D" --model "torchscript:$work/ts/plain.pt" --threads 1 --log-every 10
     --batch-size 8 --schedule constant --seed 5 --eval-every 0 --final-split none --resume auto
     --optimizer adamw --lr 0.01)
-  for mode in gradients parameters; do
-    check "TorchScript np 2 --shard $mode, 50 steps" expect_rc 0 np 2 "$S" train "${script[@]}" \
-      --max-steps 50 --shard "$mode" --out "$work/ts-$mode"
-  done
+  both_modes "TorchScript np 2, 50 steps," ts 2 "${script[@]}" --max-steps 50
   check "  it says its weights are gathered whole" contains "does not gate its layers, so its weights are gathered whole before each forward"
   check "  within 1e-6" within "$work/ts-gradients" "$work/ts-parameters" 50 1e-6
 else
@@ -93,20 +88,12 @@ check "chain: np 3 --shard parameters, to step 150" expect_rc 0 np 3 "$S" train 
   --max-steps 150 --shard parameters
 check "  resumed from step 100" contains "resumed from .*step-00000100 at step 100"
 check "chain: np 1 --shard none, to step 200" expect_rc 0 "$S" train "${chain[@]}" --max-steps 200
-check "  the loss goes on across every resume" "$PY" - "$work/chain/metrics.jsonl" <<'EOF2'
-import json, sys
-loss = {}
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if e.get("event") == "train":
-        loss[e["step"]] = e["loss"]
-print("  loss at", {s: round(loss[s], 3) for s in (10, 50, 60, 100, 110, 150, 160, 200) if s in loss})
+check "  the loss goes on across every resume" losses_hold "$work/chain" '
 assert max(loss) == 200, max(loss)
-# Each part starts where the last ended (a restart from scratch would be back near step 10's).
+# Each part starts where the last ended (a restart from scratch would be back near step 10s).
 for at in (50, 100, 150):
     assert loss[at + 10] < 0.5 * loss[10], (at, loss[10], loss[at + 10])
-assert loss[200] < 0.5 * loss[10], (loss[10], loss[200])
-EOF2
+assert loss[200] < 0.5 * loss[10], (loss[10], loss[200])'
 check "np 2 --shard gradients to step 100" expect_rc 0 np 2 "$S" train "${recipe[@]}" \
   --max-steps 100 --checkpoint-every 50 --shard gradients --out "$work/switch"
 mkdir -p "$work/uninterrupted/checkpoints"

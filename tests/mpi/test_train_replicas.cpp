@@ -89,7 +89,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   // --shard parameters: each layer gathers its weights as it runs (the trainer's wiring).
   std::unique_ptr<st::LayerGate> gate;
   if (zero3) {
-    gate = std::make_unique<st::LayerGate>(*shards, *plane, overlap);
+    gate = std::make_unique<st::LayerGate>(*shards, overlap);
     shards->reset_peak();  // the constructor held every weight once, before freeing them
     model->set_weight_gate([&gate](const std::vector<torch::Tensor>& weights,
                                    const torch::Tensor& x) { gate->before_layer(weights, x); });

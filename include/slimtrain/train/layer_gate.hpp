@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "slimtrain/comm/data_plane.hpp"
 #include "slimtrain/train/sharded_params.hpp"
 
 namespace slimtrain::train {
@@ -31,8 +30,7 @@ class LayerGate {
  public:
   /** @param prefetch whether the next segment is gathered while one computes (memory held for
    * speed, where the gather runs beside the compute: NCCL). */
-  LayerGate(ShardedParams& shards, comm::DataPlane& plane, bool prefetch)
-      : shards_(shards), plane_(plane), prefetch_(prefetch) {}
+  LayerGate(ShardedParams& shards, bool prefetch) : shards_(shards), prefetch_(prefetch) {}
 
   /** @brief A forward starts: its segments are recorded anew (the last ones kept for prefetch). */
   void begin_forward();
@@ -46,7 +44,6 @@ class LayerGate {
   std::vector<std::size_t> wanted(std::size_t a, std::size_t b) const;
 
   ShardedParams& shards_;
-  comm::DataPlane& plane_;
   std::vector<std::vector<std::size_t>> segments_;  ///< buckets per segment, this forward
   std::vector<std::vector<std::size_t>> planned_;   ///< the previous forward's
   std::uint64_t generation_ = 0;

@@ -82,13 +82,14 @@ class ShardedParams {
   bool holds_weights() const { return bucket_buffers_.empty(); }
   /** @brief The buckets that hold any of `weights`, in bucket order. */
   std::vector<std::size_t> buckets_of(const std::vector<torch::Tensor>& weights) const;
-  /** @brief Issues the all-gather of each of `buckets` not held or arriving (memory allocated). */
-  void prefetch(const std::vector<std::size_t>& buckets, comm::DataPlane& plane);
+  /** @brief Issues the all-gather of each of `buckets` not held or arriving (memory allocated),
+   * over the constructor's plane. */
+  void prefetch(const std::vector<std::size_t>& buckets);
   /** @brief Frees every held bucket not in `keep` and not arriving. */
   void release_except(const std::vector<std::size_t>& keep);
   /** @brief Every bucket gathered in turn, `use(bucket)` called while it is here, then freed:
    * what reads the weights whole (a checkpoint's copy) holds one bucket at a time. */
-  void gather_each(comm::DataPlane& plane, const std::function<void(std::size_t bucket)>& use);
+  void gather_each(const std::function<void(std::size_t bucket)>& use);
   /** @brief Copies this rank's pieces out of the held buckets (after a resume wrote them). */
   void take_weights();
   /** @brief Bytes of the bucket buffers held now, and the most held at once since the start. */
@@ -109,7 +110,7 @@ class ShardedParams {
   std::vector<torch::Tensor> bucket_buffers_;  ///< --shard parameters: one per bucket
   std::vector<char> held_;                     ///< per bucket: its buffer has memory
   std::uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;
-  comm::DataPlane* plane_ = nullptr;  ///< where gathers go (set by prefetch and start_gather)
+  comm::DataPlane* plane_ = nullptr;  ///< --shard parameters: where the gathers go
 };
 
 }  // namespace slimtrain::train

@@ -39,6 +39,14 @@ const char* to_string(GradCompression c);
 OverlapChoice choose_overlap(std::size_t buckets, bool gpu, ShardMode shard = ShardMode::none);
 
 /**
+ * @brief --overlap-gather (`option`: auto, on, off): with --shard optimizer or gradients whether
+ * the updated weights are all-gathered during the next forward, with parameters whether the next
+ * layer is gathered while one computes. auto: on with NCCL, where the gather runs beside the
+ * compute; off on CPU, where its thread competes with forward for the core.
+ */
+OverlapChoice choose_gather_overlap(const std::string& option, bool gpu, ShardMode shard);
+
+/**
  * @brief Whether built-in linear layers form their weight gradients in the buckets, a block of
  * rows at a time (grad_pieces.cpp), instead of autograd's whole product. On a CPU yes: the whole
  * never exists (memory), at the same speed. On a GPU no: 512 small products for a 4096 x 4096
