@@ -89,6 +89,32 @@ torch::Tensor SafetensorsFile::read(const std::string& name) const {
   return t;
 }
 
+torch::Tensor SafetensorsFile::read_elements(const std::string& name, std::int64_t from,
+                                             std::int64_t count) const {
+  const SafetensorsEntry* e = header_.find(name);
+  if (e == nullptr) SLIMTRAIN_THROW(DataError, path_, ": holds no tensor '", name, "'");
+  const std::string where = path_ + ": tensor '" + name + "'";
+  if (from < 0 || count < 0 || from + count > e->numel())
+    SLIMTRAIN_THROW(Error, where, ": elements ", from, "..", from + count, " asked of ",
+                    e->numel());
+  const torch::ScalarType type = torch_dtype_of(e->dtype, where);
+  torch::Tensor t = torch::empty({count}, torch::dtype(type));
+  if (count == 0) return t;
+  // Row-major: the elements are one run of bytes.
+  const auto size = static_cast<std::uint64_t>(torch::elementSize(type));
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) SLIMTRAIN_THROW(DataError, path_, ": cannot open: ", std::strerror(errno));
+  try {
+    read_exactly(fd, t.data_ptr(), static_cast<std::size_t>(count) * size,
+                 header_.data_start() + e->begin + static_cast<std::uint64_t>(from) * size, where);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return t;
+}
+
 SafetensorsSet::SafetensorsSet(const std::string& path) : where_(path) {
   std::string file = path;
   if (fs::is_directory(path)) {
@@ -148,6 +174,12 @@ const SafetensorsEntry& SafetensorsSet::entry(const std::string& name) {
 torch::Tensor SafetensorsSet::read(const std::string& name) {
   entry(name);
   return open(file_of_.at(name)).read(name);
+}
+
+torch::Tensor SafetensorsSet::read_elements(const std::string& name, std::int64_t from,
+                                            std::int64_t count) {
+  entry(name);
+  return open(file_of_.at(name)).read_elements(name, from, count);
 }
 
 const std::map<std::string, std::string>& SafetensorsSet::metadata() {

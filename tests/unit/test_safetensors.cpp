@@ -85,6 +85,27 @@ TEST(Safetensors, RoundTripsEveryDtypeInOrderWithMetadata) {
   EXPECT_THROW(write_safetensors(path, {{"a", torch::ones(1)}, {"a", torch::ones(1)}}, {}), Error);
 }
 
+TEST(Safetensors, ReadsARunOfElementsAlone) {
+  TempDir dir;
+  const std::string path = dir.path() + "/slices.safetensors";
+  const torch::Tensor wide = torch::randn({3, 7});
+  const torch::Tensor brain = torch::randn({5, 4}).to(torch::kBFloat16);
+  write_safetensors(path, {{"wide", wide}, {"brain", brain}}, {});
+  SafetensorsFile f(path);
+  for (const auto& [from, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, 21}, {0, 1}, {5, 9}, {20, 1}, {7, 0}}) {
+    const torch::Tensor run = f.read_elements("wide", from, count);
+    EXPECT_EQ(run.sizes(), (std::vector<std::int64_t>{count}));
+    EXPECT_TRUE(torch::equal(run, wide.reshape({-1}).narrow(0, from, count))) << from;
+  }
+  const torch::Tensor b = f.read_elements("brain", 3, 11);
+  EXPECT_EQ(b.scalar_type(), torch::kBFloat16) << "of its stored dtype";
+  EXPECT_TRUE(torch::equal(b, brain.reshape({-1}).narrow(0, 3, 11)));
+  EXPECT_THROW(f.read_elements("wide", 15, 7), Error) << "past the end";
+  EXPECT_THROW(f.read_elements("wide", -1, 2), Error);
+  EXPECT_THROW(f.read_elements("absent", 0, 1), DataError);
+}
+
 TEST(Safetensors, AnIndexSpreadsTheTensorsOverFiles) {
   TempDir dir;
   write_safetensors(dir.path() + "/model-00001-of-00002.safetensors",
@@ -100,6 +121,7 @@ TEST(Safetensors, AnIndexSpreadsTheTensorsOverFiles) {
   EXPECT_EQ(set.files().size(), 2u);
   EXPECT_TRUE(torch::equal(set.read("c"), torch::full({2, 2}, 3.0)));
   EXPECT_EQ(set.entry("b").shape, (std::vector<std::int64_t>{3}));
+  EXPECT_TRUE(torch::equal(set.read_elements("c", 1, 2), torch::full({2}, 3.0)));
   EXPECT_THROW(set.read("d"), DataError);
 
   // The index names a tensor its file does not hold.

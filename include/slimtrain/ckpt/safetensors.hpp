@@ -31,6 +31,9 @@ class SafetensorsFile {
   const SafetensorsHeader& header() const { return header_; }
   /** @brief The tensor `name`, on the CPU, of its stored dtype; DataError when absent. */
   torch::Tensor read(const std::string& name) const;
+  /** @brief Elements [from, from + count) of `name` in row-major order, [count], of its stored
+   * dtype: only their bytes are read (a rank's slice of a tensor). Error past the tensor's end. */
+  torch::Tensor read_elements(const std::string& name, std::int64_t from, std::int64_t count) const;
 
  private:
   std::string path_;
@@ -51,6 +54,7 @@ class SafetensorsSet {
   /** @brief The header entry of `name` (opens its file); DataError when absent. */
   const SafetensorsEntry& entry(const std::string& name);
   torch::Tensor read(const std::string& name);
+  torch::Tensor read_elements(const std::string& name, std::int64_t from, std::int64_t count);
   /** @brief The files, in the order the index names them (one for a single file). */
   const std::vector<std::string>& files() const { return files_; }
   /** @brief The first file's __metadata__. */
