@@ -8,7 +8,7 @@
 
 namespace slimtrain::eval {
 
-model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& net, const std::string& dir) {
+model::hf::WeightSource hf_weight_source(const std::string& dir) {
   auto set = std::make_shared<ckpt::SafetensorsSet>(dir);
   model::hf::WeightSource source;
   source.where = set->files().size() == 1
@@ -18,7 +18,14 @@ model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& net, const std:
   source.shape = [set](const std::string& name) { return set->entry(name).shape; };
   source.read = [set](const std::string& name) { return set->read(name); };
   source.names = [set] { return set->names(); };
-  return model::hf::load_pretrained(net, source);
+  source.read_elements = [set](const std::string& name, std::int64_t from, std::int64_t count) {
+    return set->read_elements(name, from, count);
+  };
+  return source;
+}
+
+model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& net, const std::string& dir) {
+  return model::hf::load_pretrained(net, hf_weight_source(dir));
 }
 
 CheckpointCount hf_checkpoint_parameters(const std::string& dir) {

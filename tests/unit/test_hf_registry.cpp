@@ -1,7 +1,8 @@
 // The HuggingFace architectures' registry (model/hf/registry.hpp): each model_type parsed into its
 // own config struct once, built from it, exported under its own name; fields that change the
 // computation refused by name; the config.json of a model read once and parsed once on the way
-// from the directory to a built model, its description and its export name.
+// from the directory to a built model, its description and its export name. A decoder made under
+// DeferredWeights: its body without memory, its head as without.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/classifier.hpp"
+#include "slimtrain/model/deferred_weights.hpp"
 #include "slimtrain/model/hf/bert.hpp"
 #include "slimtrain/model/hf/decoder.hpp"
 #include "slimtrain/model/hf/distilbert.hpp"
@@ -161,6 +163,46 @@ TEST(HfRegistry, ConfigJsonReadAndParsedOncePerModel) {
   EXPECT_FALSE(restored.hf);
   EXPECT_EQ(&config_of(restored), &config_of(restored));
   EXPECT_EQ(restored.fingerprint(), spec.fingerprint());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DeferredWeights, TheDecoderBodyIsMadeWithoutMemoryTheHeadAsWithout) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hf-deferred-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  nlohmann::json config = tiny("qwen2");
+  config["num_hidden_layers"] = 2;
+  std::ofstream(dir / "config.json") << config.dump();
+  ModelSpec spec;
+  spec.set_model("hf:" + dir.string());
+  spec.hf = read_config(spec.hf_dir).config;
+  spec.num_classes = 3;
+  spec.vocab_size = 50;
+  torch::manual_seed(4);
+  auto whole = make_model(spec);
+  torch::manual_seed(4);
+  std::shared_ptr<ClassifierImpl> empty;
+  {
+    DeferredWeights deferred(torch::kCPU);
+    empty = make_model(spec);
+  }
+  const auto made = whole->named_parameters(true);
+  const auto deferred = empty->named_parameters(true);
+  ASSERT_EQ(made.size(), deferred.size());
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    const std::string& name = made[i].key();
+    EXPECT_EQ(deferred[i].key(), name);
+    EXPECT_EQ(deferred[i].value().sizes(), made[i].value().sizes()) << name;
+    EXPECT_TRUE(has_memory(made[i].value())) << name;
+    if (name.rfind("model.", 0) == 0) {
+      EXPECT_FALSE(has_memory(deferred[i].value())) << name << ": the body's, without memory";
+    } else {  // the head, from the same random numbers
+      ASSERT_TRUE(has_memory(deferred[i].value())) << name;
+      EXPECT_TRUE(torch::equal(deferred[i].value(), made[i].value())) << name;
+    }
+  }
+  defer_memory(whole->parameters());  // outside a scope: nothing
+  for (const torch::Tensor& p : whole->parameters()) EXPECT_TRUE(has_memory(p));
   std::filesystem::remove_all(dir);
 }
 

@@ -14,6 +14,10 @@
 
 namespace slimtrain::eval {
 
+/** @brief DIR's safetensors (one file or an index) as load_pretrained reads them: headers read
+ * now, each file opened when one of its tensors is first asked for. */
+model::hf::WeightSource hf_weight_source(const std::string& dir);
+
 /** @brief DIR's safetensors (one file or an index) copied into `model` by name. */
 model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& model, const std::string& dir);
 

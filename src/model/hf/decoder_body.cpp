@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "slimtrain/model/deferred_weights.hpp"
+
 namespace slimtrain::model::hf {
 namespace {
 
@@ -59,7 +61,10 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
   const DecoderConfig& c = *config_;
   const std::int64_t h = c.hidden_size, d = c.head_dim, inner = c.intermediate_size;
   const double init = c.initializer_range;
+  // Under a DeferredWeights scope each part's memory goes as soon as it is made: at most one
+  // layer (or the embeddings) exists at once, and the loading fills each rank's slices.
   embed_tokens_ = add_embedding(base, "embed_tokens", c.vocab_size, h, init);
+  defer_memory(embed_tokens_->parameters());
   auto list = base.register_module("layers", nn::ModuleList());
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
     auto block = std::make_shared<nn::Module>();
@@ -81,8 +86,10 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
     l.mlp_weights = mlp->parameters();
     l.mlp_weights.push_back(l.post_attention_layernorm);
     layers_.push_back(l);
+    defer_memory(block->parameters());
   }
   norm_ = add_rms_weight(base, "norm", h);
+  defer_memory({norm_});
 }
 
 torch::Tensor DecoderBody::embed(const torch::Tensor& ids, const ClassifierImpl::WeightGate& gate) {

@@ -25,7 +25,7 @@ bool ignorable(const std::string& name) {
          ends_with(name, ".position_ids") || ends_with(name, ".token_type_ids");
 }
 
-PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) {
+PretrainedMatch match_pretrained(ClassifierImpl& net, const WeightSource& source) {
   auto* hf = dynamic_cast<HfModel*>(&net);
   if (hf == nullptr)
     SLIMTRAIN_THROW(Error, "load_pretrained: ", net.spec().model_option(),
@@ -36,9 +36,9 @@ PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) 
     return std::find(heads.begin(), heads.end(), n) != heads.end() ||
            (!optional.empty() && starts_with(n, optional));
   };
-  PretrainedLoad out;
+  PretrainedMatch match;
+  PretrainedLoad& out = match.load;
   std::set<std::string> used;
-  torch::NoGradGuard no_grad;
   for (auto& item : net.named_parameters(true)) {
     const std::string& name = item.key();
     torch::Tensor& param = item.value();
@@ -71,7 +71,7 @@ PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) 
                              std::to_string(net.spec().num_classes) + " classes";
       continue;
     }
-    param.copy_(source.read(stored).to(param.scalar_type()));
+    match.stored.emplace(param.unsafeGetTensorImpl(), stored);
     ++out.loaded;
   }
   for (const std::string& name : source.names()) {
@@ -84,7 +84,18 @@ PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) 
                     format_shape(source.shape(name)), "), which no part of ",
                     net.spec().model_option(), " (", hf->config().describe(), ") has");
   }
-  return out;
+  return match;
+}
+
+PretrainedLoad load_pretrained(ClassifierImpl& net, const WeightSource& source) {
+  const PretrainedMatch match = match_pretrained(net, source);
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& param : net.parameters(true)) {
+    const auto found = match.stored.find(param.unsafeGetTensorImpl());
+    if (found != match.stored.end())
+      param.copy_(source.read(found->second).to(param.scalar_type()));
+  }
+  return match.load;
 }
 
 std::string describe_created(const PretrainedLoad& load, const std::string& dir) {

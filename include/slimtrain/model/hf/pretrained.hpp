@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct WeightSource {
   std::function<bool(const std::string&)> has;
   std::function<std::vector<std::int64_t>(const std::string&)> shape;
   std::function<torch::Tensor(const std::string&)> read;
+  /** @brief Elements [from, from + count) of a tensor, row-major, of its stored dtype. */
+  std::function<torch::Tensor(const std::string&, std::int64_t from, std::int64_t count)>
+      read_elements;
   std::function<std::vector<std::string>()> names;
 };
 
@@ -32,6 +36,16 @@ struct PretrainedLoad {
   std::string created_reason;        ///< "missing" or "[2, 512] where the data has 4 classes"
   std::vector<std::string> ignored;  ///< other heads' tensors (cls.*, lm_head.*), position_ids
 };
+
+/** @brief Which checkpoint tensor fills each parameter, found before anything is read. */
+struct PretrainedMatch {
+  PretrainedLoad load;
+  std::map<const void*, std::string> stored;  ///< a parameter's TensorImpl -> its tensor's name
+};
+
+/** @brief load_pretrained's checks and its name for each parameter, reading headers only: the
+ * same DataErrors, nothing copied (--shard parameters reads each rank's slices from it). */
+PretrainedMatch match_pretrained(ClassifierImpl& model, const WeightSource& source);
 
 /**
  * @brief Copies the source's tensors into `model` (an hf model) by name, converted to its dtype.
