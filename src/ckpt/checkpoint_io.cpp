@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -120,6 +121,12 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   json files = json::array();
   json tensors = json::array();
   json blobs = json::array();
+  // Tensors made from other ranks' files need those files here first; the others are waited for
+  // after the blobs, as the writes of every rank run meanwhile.
+  std::vector<std::string> early = state.source_files;
+  if (!early.empty()) early.insert(early.end(), state.rank_files.begin(), state.rank_files.end());
+  std::vector<json> collected =
+      collect_rank_files(checkpoints, state.step, early, tmp, state.rank_files_timeout_s);
   {
     files::DurableFile out(tmp + "/" + kTensorsFile);
     std::set<std::string> seen;
@@ -128,12 +135,13 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
       if (entry.name.empty()) SLIMTRAIN_THROW(ConfigError, "checkpoint tensor with an empty name");
       if (!seen.insert(entry.name).second)
         SLIMTRAIN_THROW(ConfigError, "checkpoint tensor name '", entry.name, "' appears twice");
-      if (!entry.tensor.defined())
+      const torch::Tensor made = entry.produce ? entry.produce(tmp) : entry.tensor;
+      if (!made.defined())
         SLIMTRAIN_THROW(ConfigError, "checkpoint tensor '", entry.name, "' is undefined");
-      if (!entry.tensor.device().is_cpu())
-        SLIMTRAIN_THROW(ConfigError, "checkpoint tensor '", entry.name, "' is on ",
-                        entry.tensor.device(), ": pass host copies (ckpt::host_copy)");
-      const torch::Tensor t = entry.tensor.contiguous();
+      if (!made.device().is_cpu())
+        SLIMTRAIN_THROW(ConfigError, "checkpoint tensor '", entry.name, "' is on ", made.device(),
+                        ": pass host copies (ckpt::host_copy)");
+      const torch::Tensor t = made.contiguous();
       const std::uint64_t nbytes = static_cast<std::uint64_t>(t.numel()) * t.element_size();
       out.write(t.data_ptr(), nbytes);
       tensors.push_back({{"name", entry.name},
@@ -160,9 +168,18 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
     files.push_back(file_record(out, file_name));
     blobs.push_back({{"name", blob_name}, {"file", file_name}});
   }
-  for (nlohmann::json& record : collect_rank_files(checkpoints, state.step, state.rank_files, tmp,
-                                                   state.rank_files_timeout_s))
-    files.push_back(std::move(record));
+  if (early.empty())
+    collected = collect_rank_files(checkpoints, state.step, state.rank_files, tmp,
+                                   state.rank_files_timeout_s);
+  for (nlohmann::json& record : collected) {
+    const std::string file = record["name"].get<std::string>();
+    if (std::find(state.source_files.begin(), state.source_files.end(), file) ==
+        state.source_files.end()) {
+      files.push_back(std::move(record));
+    } else {
+      fs::remove(tmp + "/" + file);  // in tensors.bin now
+    }
+  }
   crash_point("after-blobs");
 
   {
@@ -211,7 +228,7 @@ std::string write_checkpoint(const std::string& checkpoints, const CheckpointSta
   files::fsync_directory(checkpoints);
   crash_point("after-rename");
   write_latest(checkpoints, name);
-  if (!state.rank_files.empty()) remove_staging(checkpoints, -1);
+  if (!state.rank_files.empty() || !state.source_files.empty()) remove_staging(checkpoints, -1);
   return final_dir;
 }
 
@@ -228,7 +245,8 @@ std::optional<std::string> read_latest_pointer(const std::string& checkpoints) {
   return checkpoints + "/" + text;
 }
 
-CheckpointState read_checkpoint(const std::string& dir, VerifyDepth depth) {
+CheckpointState read_checkpoint(const std::string& dir, VerifyDepth depth,
+                                const DeferTensor& defer) {
   const VerifyDetail detail = verify_checkpoint(dir, depth);
   if (!detail.report.ok)
     SLIMTRAIN_THROW(DataError, "checkpoint does not verify: ", detail.report.problem);
@@ -243,21 +261,48 @@ CheckpointState read_checkpoint(const std::string& dir, VerifyDepth depth) {
   }
 
   const std::string tensors_path = dir + "/" + kTensorsFile;
+  state.tensors_file = tensors_path;
   files::FileDescriptor fd = files::open_for_reading(tensors_path);
   for (const json& t : detail.manifest["tensors"]) {
     const std::string name = t["name"].get<std::string>();
     const auto shape = t["shape"].get<std::vector<std::int64_t>>();
     const auto type =
         scalar_type_from_name(t["dtype"].get<std::string>(), tensors_path + " '" + name + "'");
+    const auto offset = t["offset"].get<std::uint64_t>();
+    if (defer && defer(name)) {
+      torch::Tensor shell = torch::empty({0}, torch::TensorOptions().dtype(type));
+      shell.unsafeGetTensorImpl()->set_sizes_contiguous(shape);
+      state.tensors.emplace_back(name, shell);
+      state.tensors.back().deferred = true;
+      state.tensors.back().offset = offset;
+      continue;
+    }
     torch::Tensor tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
     files::read_exact_at(fd.get(), tensors_path, tensor.data_ptr(), t["nbytes"].get<std::size_t>(),
-                         t["offset"].get<std::uint64_t>());
-    state.tensors.push_back({name, tensor});
+                         offset);
+    state.tensors.emplace_back(name, tensor);
+    state.tensors.back().offset = offset;
   }
   for (const json& b : detail.manifest["blobs"])
     state.blobs[b["name"].get<std::string>()] =
         files::read_whole_file(dir + "/" + b["file"].get<std::string>());
   return state;
+}
+
+torch::Tensor read_elements(const CheckpointState& state, const TensorEntry& entry,
+                            std::int64_t from, std::int64_t count) {
+  const torch::Tensor& t = entry.tensor;
+  if (!entry.deferred || from < 0 || count < 0 || from + count > t.numel())
+    SLIMTRAIN_THROW(Error, state.tensors_file, " '", entry.name, "': elements ", from, "..",
+                    from + count, " of ", t.numel(), entry.deferred ? "" : " (not deferred)");
+  torch::Tensor out = torch::empty({count}, t.options());
+  if (count == 0) return out;
+  const auto size = static_cast<std::uint64_t>(t.element_size());
+  files::FileDescriptor fd = files::open_for_reading(state.tensors_file);
+  files::read_exact_at(fd.get(), state.tensors_file, out.data_ptr(),
+                       static_cast<std::size_t>(count) * size,
+                       entry.offset + static_cast<std::uint64_t>(from) * size);
+  return out;
 }
 
 }  // namespace slimtrain::ckpt

@@ -115,8 +115,9 @@ VerifyReport CheckpointManager::verify(const std::string& checkpoint_dir) {
   return verify_checkpoint(checkpoint_dir).report;
 }
 
-CheckpointState CheckpointManager::load(const std::string& checkpoint_dir, VerifyDepth depth) {
-  return read_checkpoint(checkpoint_dir, depth);
+CheckpointState CheckpointManager::load(const std::string& checkpoint_dir, VerifyDepth depth,
+                                        const DeferTensor& defer) {
+  return read_checkpoint(checkpoint_dir, depth, defer);
 }
 
 std::optional<std::string> CheckpointManager::find_latest_valid(const std::string& run_dir) {

@@ -25,6 +25,12 @@ std::string shard_file_name(int rank) {
   return name;
 }
 
+std::string weights_file_name(int rank) {
+  char name[40];
+  std::snprintf(name, sizeof name, "weights-rank-%05d.bin", rank);
+  return name;
+}
+
 namespace {
 
 // The file: kMagic, the header's length (8 bytes, little-endian), the header (JSON), then each

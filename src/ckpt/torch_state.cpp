@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -140,9 +141,12 @@ void load_into(torch::nn::Module& module, const CheckpointState& state, const st
     SLIMTRAIN_THROW(DataError, "checkpoint of step ", state.step,
                     " does not fit this model: ", difference);
   const auto saved = saved_tensors(state, prefix);
+  std::set<std::string> deferred;  // the caller reads those itself
+  for (const TensorEntry& e : state.tensors)
+    if (e.deferred) deferred.insert(e.name);
   torch::NoGradGuard no_grad;
   for (const auto& [name, target] : module_tensors(module))
-    if (target.defined()) target.copy_(*saved.at(name));
+    if (target.defined() && deferred.count(prefix + name) == 0) target.copy_(*saved.at(name));
 }
 
 std::string serialize_optimizer(const torch::optim::Optimizer& optimizer) {

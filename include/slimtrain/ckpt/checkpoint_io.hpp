@@ -8,6 +8,7 @@
  * A crash at any point leaves the previous checkpoint and `latest` loadable; a failure removes the
  * temporary directory and throws an Error naming the file and the reason.
  */
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -25,9 +26,21 @@ namespace slimtrain::ckpt {
 std::string write_checkpoint(const std::string& checkpoints_dir, const CheckpointState& state,
                              std::optional<double> metric = std::nullopt);
 
-/** @brief Verifies, then reads a checkpoint; DataError naming the file when it does not verify. */
+/** @brief Which tensors a read leaves in the file (a rank of --shard parameters reads only its
+ * own elements of the weights). */
+using DeferTensor = std::function<bool(const std::string& name)>;
+
+/** @brief Verifies, then reads a checkpoint; DataError naming the file when it does not verify.
+ * Tensors `defer` names are not read: their entries are `deferred`, of their shape and dtype
+ * without memory. */
 CheckpointState read_checkpoint(const std::string& checkpoint_dir,
-                                VerifyDepth depth = VerifyDepth::checksums);
+                                VerifyDepth depth = VerifyDepth::checksums,
+                                const DeferTensor& defer = {});
+
+/** @brief Elements [from, from + count) of a deferred `entry` of `state`, row-major, [count]:
+ * only their bytes are read. */
+torch::Tensor read_elements(const CheckpointState& state, const TensorEntry& entry,
+                            std::int64_t from, std::int64_t count);
 
 /** @brief The directory `latest` names (absolute path), or nullopt when there is none. */
 std::optional<std::string> read_latest_pointer(const std::string& checkpoints_dir);

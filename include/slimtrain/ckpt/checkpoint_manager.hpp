@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_state.hpp"
 #include "slimtrain/ckpt/retention.hpp"
 #include "slimtrain/ckpt/verify.hpp"
@@ -58,7 +59,8 @@ class CheckpointManager {
   static VerifyReport verify(const std::string& checkpoint_dir);
   /** @brief Verifies first (to `depth`); DataError naming the file on any mismatch. */
   static CheckpointState load(const std::string& checkpoint_dir,
-                              VerifyDepth depth = VerifyDepth::checksums);
+                              VerifyDepth depth = VerifyDepth::checksums,
+                              const DeferTensor& defer = {});
   /**
    * @brief Newest checkpoint under run_dir/checkpoints that verifies; corrupt or partial ones are
    * skipped with a log::warn naming them and why; .tmp-* directories are ignored.

@@ -39,6 +39,11 @@ struct FlatOptimizerState {
 /** @brief The checkpoint file of rank `rank`'s optimizer state: "optimizer-rank-00003.bin". */
 std::string shard_file_name(int rank);
 
+/** @brief A rank's pieces of the trained weights in the same format ("weights-rank-00003.bin",
+ * its one kind "weights"): --shard parameters' checkpoints stage them, the writer assembles
+ * tensors.bin from them and keeps none. */
+std::string weights_file_name(int rank);
+
 /**
  * @brief Writes one shard file to `out` straight from the tensors (a header, then the data):
  * nothing of the size of the state is made on the way.

@@ -56,6 +56,7 @@ std::string first_difference(const torch::nn::Module& module, const CheckpointSt
  * @brief Copies the tensors named prefix+<name> into `module`'s parameters and buffers. Every name
  * and shape is checked before anything is copied; a missing, extra, mis-shaped or mis-typed tensor
  * is a DataError naming the parameter (and both shapes), so a checkpoint of another model exits 2.
+ * A deferred tensor (read_checkpoint's `defer`) is checked and not copied: its reader fills it.
  */
 void load_into(torch::nn::Module& module, const CheckpointState& state,
                const std::string& prefix = "model/");
