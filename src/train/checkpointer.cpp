@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/train/optimizer_state.hpp"
+#include "slimtrain/train/weight_shards.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -28,19 +30,6 @@ std::string cpu_rng_state() {
   return std::string(static_cast<const char*>(t.data_ptr()), static_cast<std::size_t>(t.nbytes()));
 }
 
-// Whether every element is finite, a megabyte at a time: isfinite makes temporaries the size of
-// its input (a whole 64 MiB weight cost 67 MB more at every checkpoint).
-bool all_finite(const torch::Tensor& t) {
-  constexpr std::int64_t kPiece = 1 << 18;
-  const torch::Tensor flat = t.reshape({-1});  // host copies are contiguous: a view
-  for (std::int64_t at = 0; at < flat.numel(); at += kPiece) {
-    const torch::Tensor piece = flat.narrow(0, at, std::min(kPiece, flat.numel() - at));
-    if (!torch::isfinite(piece).all().item<bool>()) return false;
-  }
-  return true;
-}
-
-// The first tensor holding a NaN or an infinity ("" when none): such weights are never written.
 std::string first_nonfinite(const std::vector<ckpt::TensorEntry>& tensors) {
   for (const ckpt::TensorEntry& e : tensors)
     if (e.tensor.is_floating_point() && !all_finite(e.tensor)) return e.name;
@@ -73,6 +62,9 @@ Checkpointer::~Checkpointer() = default;
 void Checkpointer::start_shard_write(std::int64_t step) {
   ckpt::FlatOptimizerState state =
       flat_state(*s_.optimizer, s_.cfg.optim.name, s_.optimizer_spans());
+  // --shard parameters: this rank's weights too, which the writer makes tensors.bin from.
+  std::optional<ckpt::FlatOptimizerState> weights;
+  if (s_.shards && !s_.shards->holds_weights()) weights = weight_pieces(*s_.shards);
   shard_write_ = std::make_shared<ShardWrite>();
   // Test only: a hung file system (phase=checkpoint,action=hang) hangs this file too. Counted
   // here, on the plan that lasts, so times=N holds across checkpoints.
@@ -83,10 +75,16 @@ void Checkpointer::start_shard_write(std::int64_t step) {
     ++s_.fault.fired;
   }
   std::thread([shared = shard_write_, dir = manager_.checkpoints_dir(), step, hang,
-               name = ckpt::shard_file_name(s_.rt.rank()), state = std::move(state)]() mutable {
+               name = ckpt::shard_file_name(s_.rt.rank()), state = std::move(state),
+               weights_name = ckpt::weights_file_name(s_.rt.rank()),
+               weights = std::move(weights)]() mutable {
     std::exception_ptr error;
     try {
       if (hang) hang->fire();
+      if (weights)  // first: the writer waits for it before anything else
+        ckpt::stage_rank_file(dir, step, weights_name, [&weights](files::DurableFile& out) {
+          ckpt::write_shard(out, *weights);
+        });
       ckpt::stage_rank_file(dir, step, name,
                             [&state](files::DurableFile& out) { ckpt::write_shard(out, state); });
     } catch (const std::exception& e) {
@@ -265,21 +263,11 @@ void Checkpointer::save(const Position& at) {
   // The optimizer state by element: every rank's shard with --shard, else rank 0's whole state.
   const int writers = s_.shards ? s_.rt.size() : 1;
   if (s_.rt.rank() < writers) start_shard_write(at.step);
-  // --shard parameters: the weights gathered bucket by bucket, rank 0 copying each as it is here,
-  // so that no rank holds them all at once (with the copy, rank 0 would hold them twice).
-  std::unordered_map<const void*, torch::Tensor> gathered;
-  if (s_.shards && !s_.shards->holds_weights()) {
-    std::vector<std::vector<torch::Tensor>> in_bucket(s_.layout->buckets().size());
-    for (const torch::Tensor& p : s_.model->trainable_parameters())
-      for (const std::size_t b : s_.shards->buckets_of({p})) in_bucket[b].push_back(p);
-    s_.shards->gather_each([&](std::size_t b) {
-      if (s_.rt.rank() != 0) return;
-      torch::NoGradGuard no_grad;
-      for (const torch::Tensor& p : in_bucket[b])
-        gathered[p.unsafeGetTensorImpl()] = p.detach().to(torch::kCPU, false, true).contiguous();
-    });
-  }
+  // --shard parameters: every rank staged its pieces of the weights; rank 0's writer makes
+  // tensors.bin from them, tensor by tensor, so that no rank holds the model whole.
+  const bool weights_staged = s_.shards && !s_.shards->holds_weights();
   std::string nonfinite;  // rank 0: the tensor that kept this checkpoint from being written
+  if (weights_staged) nonfinite = nonfinite_pieces(*s_.shards, *s_.control);
   if (s_.rt.rank() == 0) {
     ckpt::CheckpointState state;
     state.step = at.step;
@@ -295,11 +283,18 @@ void Checkpointer::save(const Position& at) {
                   {"class_names", s_.info.class_names}};
     evaluations_.record_in(state.meta);
     if (s_.fault.armed(0, FaultPhase::copy, at.step)) s_.fault.fire();  // test only
-    state.tensors = ckpt::host_copy(*s_.model, "model/", gathered);
-    nonfinite = first_nonfinite(state.tensors);
+    if (weights_staged) {
+      state.tensors = entries_from_weight_files(*s_.model, s_.model->trainable_parameters(),
+                                                *s_.layout, writers);
+    } else {
+      state.tensors = ckpt::host_copy(*s_.model, "model/");
+      nonfinite = first_nonfinite(state.tensors);
+    }
     if (nonfinite.empty()) {
       state.meta["optimizer_shards"] = shard_meta(writers);
       for (int r = 0; r < writers; ++r) state.rank_files.push_back(ckpt::shard_file_name(r));
+      if (weights_staged)
+        for (int r = 0; r < writers; ++r) state.source_files.push_back(ckpt::weights_file_name(r));
       state.rank_files_timeout_s = s_.io_deadline(s_.checkpoint_bytes_estimate());
       state.blobs["rng"] = cpu_rng_state();
       manager_.save_async(std::move(state), metric);

@@ -35,6 +35,7 @@ nlohmann::json memory_report(const Session& s) {
           {"peak_resident_bytes", peak},
           {"peak_above_baseline_bytes", above(peak, baseline)},
           {"startup_peak_above_baseline_bytes", above(startup, baseline)},
+          {"loading_peak_above_baseline_bytes", above(s.loading_peak_resident_bytes, baseline)},
           {"planned_bytes", s.memory_plan.total()}};
 }
 

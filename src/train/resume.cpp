@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/ckpt/torch_state.hpp"
@@ -77,12 +78,26 @@ Resumed resume_if_asked(Session& s) {
       *s.control, 0, [&] { return choose_checkpoint(cfg); }, io);
   if (out.path.empty()) return out;
 
+  // --shard parameters: the trained weights stay in the file, each rank reading its own elements
+  // of them, so that no rank holds the model whole.
+  const bool into_shards = s.shards && !s.shards->holds_weights();
+  const std::vector<torch::Tensor> trained = s.model->trainable_parameters();
+  std::unordered_map<std::string, std::size_t> trained_index;  // "model/NAME" -> trained[k]
+  if (into_shards) {
+    std::unordered_map<const void*, std::size_t> index;
+    for (std::size_t k = 0; k < trained.size(); ++k) index[trained[k].unsafeGetTensorImpl()] = k;
+    for (const auto& item : s.model->named_parameters(true)) {
+      const auto found = index.find(item.value().unsafeGetTensorImpl());
+      if (found != index.end()) trained_index["model/" + item.key()] = found->second;
+    }
+  }
   comm::on_all_ranks(
       *s.control,
       [&] {
         // Rank 0 hashed it a moment ago; the others check sizes and read.
-        ckpt::CheckpointState state =
-            ckpt::CheckpointManager::load(out.path, ckpt::VerifyDepth::sizes);
+        ckpt::CheckpointState state = ckpt::CheckpointManager::load(
+            out.path, ckpt::VerifyDepth::sizes,
+            [&](const std::string& name) { return trained_index.count(name) > 0; });
         const std::string theirs = state.meta.value("fingerprint", std::string());
         if (theirs != s.spec.fingerprint()) {
           model::ModelSpec written = s.spec;
@@ -94,9 +109,16 @@ Resumed resume_if_asked(Session& s) {
                           difference.empty() ? "" : "; first difference: ", difference,
                           "; use --resume none or a matching --model/--data");
         }
-        if (s.shards) s.shards->wait_gathered();  // --shard parameters: the weights whole again
-        ckpt::load_into(*s.model, state);
-        if (s.shards) s.shards->take_weights();
+        if (s.shards && !into_shards) s.shards->wait_gathered();
+        ckpt::load_into(*s.model, state);  // with --shard parameters, what is not trained
+        if (into_shards) {
+          std::vector<const ckpt::TensorEntry*> entry_of(trained.size(), nullptr);
+          for (const ckpt::TensorEntry& e : state.tensors)
+            if (e.deferred) entry_of[trained_index.at(e.name)] = &e;
+          s.shards->refill([&](std::size_t k, std::int64_t from, std::int64_t count) {
+            return ckpt::read_elements(state, *entry_of[k], from, count);
+          });
+        }
         // The weights are in the model now: their copy goes before the optimizer state comes.
         state.tensors.clear();
         const auto shards = state.meta.find("optimizer_shards");

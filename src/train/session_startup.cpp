@@ -11,6 +11,7 @@
 #include "slimtrain/eval/model_for_data.hpp"
 #include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
+#include "slimtrain/model/deferred_weights.hpp"
 #include "slimtrain/model/hf/registry.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
@@ -163,8 +164,18 @@ void build_model(Session& s) {
   s.precision = choose_precision(cfg.precision, measured_as, s.device.kind, bf16);
   // A checkpoint's plan before any of its weights exists; a built-in or script model is small.
   if (spec.name == "hf") check_memory_plan(s, hf_model_size(spec, s.info));
+  if (s.device.kind == "cuda")
+    s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
   torch::manual_seed(cfg.seed);
-  s.model = model::make_model(spec);
+  const bool into_shards = loads_into_shards(spec, parse_shard_mode(cfg.shard));
+  {
+    std::optional<model::DeferredWeights> deferred;  // the decoders' weights made empty
+    if (into_shards) deferred.emplace(s.torch_device);
+    s.model = model::make_model(spec);
+  }
+  // The layers made and freed one by one left their memory in the heap (below glibc's mmap
+  // threshold): given back, or it would sit beside the shard (135 MB of 250 in e2e_shard_loading).
+  if (into_shards) runtime::release_freed_memory();
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
   if (s.model->trainable_parameters().empty())
     SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(),
@@ -174,11 +185,18 @@ void build_model(Session& s) {
                     "optimize_for_mobile, .ptl) keeps its weights as constants; save the module "
                     "itself with torch.jit.script(model).save(path)");
   if (spec.name != "hf") check_memory_plan(s, built_model_size(*s.model));
-  if (s.spec.name == "hf" && s.rt.rank() == 0)  // the initial broadcast gives the others
+  if (into_shards) {
+    // Every rank checks the headers; each reads its own slices when the shards are made.
+    s.shard_loading.emplace();
+    s.shard_loading->source = eval::hf_weight_source(s.spec.hf_dir);
+    model::hf::PretrainedMatch match =
+        model::hf::match_pretrained(*s.model, s.shard_loading->source);
+    s.shard_loading->stored = std::move(match.stored);
+    if (s.rt.rank() == 0) s.hf_load = match.load;
+  } else if (s.spec.name == "hf" && s.rt.rank() == 0) {  // the initial broadcast gives the others
     s.hf_load = eval::load_hf_weights(*s.model, s.spec.hf_dir);
+  }
   match_inputs(s);
-  if (s.device.kind == "cuda")
-    s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
   s.model->to(s.torch_device);
   s.model->probe(cfg.batch_size, s.torch_device);
   const std::vector<std::string> dropped = s.model->dropped_outputs();
@@ -197,7 +215,9 @@ void open_data_plane(Session& s) {
   torch::NoGradGuard no_grad;
   comm::OpOptions options;
   options.tag = "initial-weights";
-  for (auto& p : s.model->parameters()) s.data_plane->broadcast(p.detach(), 0, options);
+  // Weights made without memory are read from the checkpoint by every rank (shard_loading.hpp).
+  for (auto& p : s.model->parameters())
+    if (model::has_memory(p)) s.data_plane->broadcast(p.detach(), 0, options);
   for (auto& b : s.model->buffers()) s.data_plane->broadcast(b, 0, options);
 }
 
@@ -242,7 +262,9 @@ void make_optimizer_and_loader(Session& s) {
   if (s.shard != ShardMode::none)
     s.shards = std::make_unique<ShardedParams>(
         params, *s.layout, s.rt.rank(),
-        s.shard == ShardMode::parameters ? s.data_plane.get() : nullptr);
+        s.shard == ShardMode::parameters ? s.data_plane.get() : nullptr,
+        s.shard_loading ? checkpoint_slices(params, *s.shard_loading) : PieceSource());
+  s.shard_loading.reset();  // its files closed: the checkpoint is in the shards
   s.optimizer = make_optimizer(cfg.optim, s.shards ? s.shards->shard() : params);
   s.device_step = choose_device_step(s);
   if (s.device_step) dynamic_cast<SteppedOptimizer&>(*s.optimizer).use_fused(true);
@@ -319,6 +341,7 @@ std::unique_ptr<Session> open_session(const TrainConfig& cfg, runtime::Runtime& 
   // buffer after the broadcast, which moves each tensor on its own), the training shard (it reads
   // normalised samples), its steps per epoch and the schedule that counts them.
   stage("optimizer and loader", make_optimizer_and_loader);
+  s->loading_peak_resident_bytes = runtime::peak_resident_bytes();
   return s;
 }
 

@@ -15,7 +15,7 @@ std::vector<OptimizedSpan> parameter_spans(const std::vector<torch::Tensor>& par
 }
 
 ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const FlatLayout& layout,
-                             int rank, comm::DataPlane* gather_plane)
+                             int rank, comm::DataPlane* gather_plane, const PieceSource& source)
     : layout_(layout), pieces_(layout.shard(rank)), plane_(gather_plane) {
   if (params.empty()) SLIMTRAIN_THROW(ConfigError, "--shard: the model has no trainable parameter");
   torch::NoGradGuard no_grad;
@@ -48,22 +48,51 @@ ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const Fla
     }
     return;
   }
-  // --shard parameters: bucket by bucket, the rank's piece kept apart and the bucket's buffer
-  // freed (from here on a bucket's weights exist while its layers compute).
+  // --shard parameters: bucket by bucket, the rank's piece filled (from the parameters, or from
+  // the checkpoint's slices where the weights were made without memory) and the parameters made
+  // views of the bucket's buffer, which is then freed: from here on a bucket's weights exist while
+  // its layers compute. The buffer is never written here, so its pages never become resident.
+  const PieceSource from_params = [&params](std::size_t k, std::int64_t from, std::int64_t count) {
+    return params[k].detach().reshape({-1}).narrow(0, from, count);
+  };
+  const PieceSource& values = source ? source : from_params;
   held_.assign(buckets, 0);
+  members_ = members;
+  for (const torch::Tensor& p : params) numels_.push_back(p.numel());
   for (std::size_t b = 0; b < buckets; ++b) {
     const FlatBucket& bucket = layout.buckets()[b];
-    bucket_buffers_.push_back(torch::zeros({bucket.padded}, options));
+    shard_.push_back(torch::zeros({pieces_[b].length}, options));  // padding stays zero
+    fill_piece(b, values);
+    bucket_buffers_.push_back(torch::empty({bucket.padded}, options));
     held_[b] = 1;
     held_bytes_ += static_cast<std::uint64_t>(bucket.padded) * 4;
-    peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes_);
-    for (const std::size_t k : members[b])
-      move_into(
-          k, bucket_buffers_[b].narrow(0, layout.offset_of(k) - bucket.offset, params[k].numel()));
-    shard_.push_back(
-        bucket_buffers_[b].narrow(0, pieces_[b].flat - bucket.offset, pieces_[b].length).clone());
+    for (const std::size_t k : members[b]) {
+      params[k].set_data(bucket_buffers_[b]
+                             .narrow(0, layout.offset_of(k) - bucket.offset, params[k].numel())
+                             .view(params[k].sizes()));
+      bucket_of_[params[k].unsafeGetTensorImpl()] = b;
+    }
     free_bucket(b);
   }
+}
+
+void ShardedParams::fill_piece(std::size_t b, const PieceSource& values) {
+  torch::NoGradGuard no_grad;
+  const ShardPiece& piece = pieces_[b];
+  for (const std::size_t k : members_[b]) {
+    const std::int64_t begin = layout_.offset_of(k), end = begin + numels_[k];
+    const std::int64_t lo = std::max(begin, piece.flat);
+    const std::int64_t hi = std::min(end, piece.flat + piece.length);
+    if (lo < hi)
+      shard_[b].narrow(0, lo - piece.flat, hi - lo).copy_(values(k, lo - begin, hi - lo));
+  }
+}
+
+void ShardedParams::refill(const PieceSource& values) {
+  if (holds_weights()) SLIMTRAIN_THROW(Error, "ShardedParams::refill: --shard parameters only");
+  finish_in_flight();
+  release_except({});  // a held bucket would keep the old values
+  for (std::size_t b = 0; b < shard_.size(); ++b) fill_piece(b, values);
 }
 
 std::vector<OptimizedSpan> ShardedParams::spans() const {
@@ -183,27 +212,6 @@ void ShardedParams::release_except(const std::vector<std::size_t>& keep) {
   for (std::size_t b = 0; b < held_.size(); ++b)
     if (held_[b] && !gathers_[b] && std::find(keep.begin(), keep.end(), b) == keep.end())
       free_bucket(b);
-}
-
-void ShardedParams::gather_each(const std::function<void(std::size_t bucket)>& use) {
-  finish_in_flight();
-  for (std::size_t b = 0; b < layout_.buckets().size(); ++b) {
-    if (!holds_weights()) {
-      prefetch({b});
-      await_buckets({b});
-    }
-    use(b);
-    if (!holds_weights()) release_except({});
-  }
-}
-
-void ShardedParams::take_weights() {
-  if (holds_weights()) return;  // the shard is a view of the buffer already
-  wait_gathered();
-  torch::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < pieces_.size(); ++i)
-    shard_[i].copy_(bucket_buffers_[i].narrow(0, pieces_[i].flat - layout_.buckets()[i].offset,
-                                              pieces_[i].length));
 }
 
 torch::Tensor ShardedParams::clip_grad_norm(double max_norm, comm::DataPlane& plane) {

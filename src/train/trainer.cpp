@@ -230,7 +230,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   const bool due = checkpoints_->due_by_steps(pos_.step) || d.checkpoint_due || new_best;
   if (due && pos_.step < s.total_steps) {
     timer_.pause("checkpoint", pos_.step);
-    settle(/*whole_weights=*/false);  // a checkpoint gathers bucket by bucket
+    settle(/*whole_weights=*/false);  // a checkpoint writes each rank's shard of the weights
     checkpoints_->save(pos_);
   }
   steady_.paused_s += seconds_since(paused_from);

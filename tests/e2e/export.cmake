@@ -18,6 +18,10 @@ slimtrain_add_e2e(NAME e2e_predictions COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/predi
 # fine-tuning at np 2, resume at np 1, export --hf loaded by from_pretrained.
 slimtrain_add_e2e(NAME e2e_hf_models COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_models.sh
                   TIMEOUT 600 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+# --shard parameters reading a bf16 checkpoint of many files into each rank's shard: equal to
+# --shard gradients at np 2 and 3, a start-up peak under 0.6 of the weights, a resume at np 3.
+slimtrain_add_e2e(NAME e2e_shard_loading COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/shard_loading.sh
+                  TIMEOUT 600 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
 # --model hf:DIR for Qwen2-VL and Qwen2.5-VL: transformers' logits (both key layouts, windows,
 # several images), fine-tuning at np 2, resume at np 1, export --hf loaded in transformers.
 slimtrain_add_e2e(NAME e2e_hf_vl COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_vl.sh

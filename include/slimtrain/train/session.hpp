@@ -30,6 +30,7 @@
 #include "slimtrain/train/precision.hpp"
 #include "slimtrain/train/run_log.hpp"
 #include "slimtrain/train/schedule.hpp"
+#include "slimtrain/train/shard_loading.hpp"
 #include "slimtrain/train/sharded_params.hpp"
 
 namespace slimtrain::train {
@@ -57,6 +58,8 @@ struct Session {
   /** @brief Rank 0's load of an hf:DIR checkpoint, told once whether the run resumes is known
    * (a resumed run replaces the weights, so the new head's warning would only mislead). */
   std::optional<model::hf::PretrainedLoad> hf_load;
+  /** @brief --shard parameters from hf:DIR: the checkpoint each rank reads its slices from. */
+  std::optional<ShardLoading> shard_loading;
   /** @brief Gradient buckets and the weight broadcast, on the model's device. */
   std::unique_ptr<comm::DataPlane> data_plane;
   /** @brief The data plane's bandwidth measured at start-up (empty with --floor-bandwidth). */
@@ -97,6 +100,9 @@ struct Session {
   /** @brief This process's resident bytes before the model existed (the done event's memory). */
   std::uint64_t baseline_resident_bytes = 0;
   std::uint64_t startup_peak_resident_bytes = 0;  ///< VmHWM before training began (a resume's)
+  /** @brief VmHWM once the model's weights are in place (built, loaded, sharded), before the
+   * gradient buffers and a resume: what loading a checkpoint cost. */
+  std::uint64_t loading_peak_resident_bytes = 0;
   /** @brief What this rank was planned to hold, and its budget (memory_check.hpp). */
   MemoryPlan memory_plan;
   MemoryBudget memory_budget;

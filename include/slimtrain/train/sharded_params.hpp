@@ -37,16 +37,22 @@ struct OptimizedSpan {
 std::vector<OptimizedSpan> parameter_spans(const std::vector<torch::Tensor>& params,
                                            const FlatLayout& layout);
 
+/** @brief Elements [from, from + count) of parameter `param` (row-major), any dtype: where
+ * --shard parameters takes each rank's piece from (a checkpoint's slices, say). */
+using PieceSource =
+    std::function<torch::Tensor(std::size_t param, std::int64_t from, std::int64_t count)>;
+
 class ShardedParams {
  public:
   /**
    * @brief Moves `params`' values into the buffer; the layout must outlive this. With a
    * `gather_plane` (--shard parameters) each bucket has a buffer of its own, held only while its
    * layers compute (layer_gate.hpp) and gathered over that plane: the rank keeps its pieces
-   * apart. The plane must outlive this.
+   * apart, read from `source` where given (parameters without memory are read only through it),
+   * else from the parameters. The plane must outlive this.
    */
   ShardedParams(const std::vector<torch::Tensor>& params, const FlatLayout& layout, int rank,
-                comm::DataPlane* gather_plane = nullptr);
+                comm::DataPlane* gather_plane = nullptr, const PieceSource& source = {});
 
   /** @brief This rank's piece of each bucket: what its optimizer updates. */
   const std::vector<torch::Tensor>& shard() const { return shard_; }
@@ -87,11 +93,9 @@ class ShardedParams {
   void prefetch(const std::vector<std::size_t>& buckets);
   /** @brief Frees every held bucket not in `keep` and not arriving. */
   void release_except(const std::vector<std::size_t>& keep);
-  /** @brief Every bucket gathered in turn, `use(bucket)` called while it is here, then freed:
-   * what reads the weights whole (a checkpoint's copy) holds one bucket at a time. */
-  void gather_each(const std::function<void(std::size_t bucket)>& use);
-  /** @brief Copies this rank's pieces out of the held buckets (after a resume wrote them). */
-  void take_weights();
+  /** @brief --shard parameters: this rank's pieces read anew from `values` (a resume reading
+   * only its own elements of a checkpoint); no bucket is held after. */
+  void refill(const PieceSource& values);
   /** @brief Bytes of the bucket buffers held now, and the most held at once since the start. */
   std::uint64_t held_bytes() const { return held_bytes_; }
   std::uint64_t peak_held_bytes() const { return peak_held_bytes_; }
@@ -100,6 +104,7 @@ class ShardedParams {
  private:
   void hold(std::size_t bucket);
   void free_bucket(std::size_t bucket);
+  void fill_piece(std::size_t bucket, const PieceSource& values);
   const FlatLayout& layout_;
   torch::Tensor flat_;
   std::vector<ShardPiece> pieces_;
@@ -110,7 +115,9 @@ class ShardedParams {
   std::vector<torch::Tensor> bucket_buffers_;  ///< --shard parameters: one per bucket
   std::vector<char> held_;                     ///< per bucket: its buffer has memory
   std::uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;
-  comm::DataPlane* plane_ = nullptr;  ///< --shard parameters: where the gathers go
+  comm::DataPlane* plane_ = nullptr;               ///< --shard parameters: where the gathers go
+  std::vector<std::vector<std::size_t>> members_;  ///< --shard parameters: each bucket's params
+  std::vector<std::int64_t> numels_;               ///< per parameter
 };
 
 }  // namespace slimtrain::train
