@@ -72,8 +72,9 @@ std::string run_hf_export(const EmbedJobConfig& c) {
   std::error_code ec;
   if (fs::exists(output, ec) && !c.force)
     SLIMTRAIN_THROW(ConfigError, "-o: ", output, " exists; give --force to replace it");
+  // The weights stay in the checkpoint's file until each is written: never the model whole.
   const eval::CheckpointModel loaded =
-      eval::load_checkpoint_model(eval::resolve_checkpoint(c.checkpoint), c.model);
+      eval::open_checkpoint_model(eval::resolve_checkpoint(c.checkpoint), c.model);
   const model::ModelSpec& spec = loaded.model->spec();
   if (spec.name != "hf")
     SLIMTRAIN_THROW(ConfigError, "--hf: checkpoint ", loaded.checkpoint, " holds a ",
@@ -85,17 +86,16 @@ std::string run_hf_export(const EmbedJobConfig& c) {
   try {
     files::make_directories(tmp);
     write_text(tmp + "/config.json", exported_config(spec, loaded.class_names).dump(2) + "\n");
-    // Tensor by tensor: each converted as its bytes are written, never the whole model twice.
+    // Tensor by tensor: each read from the checkpoint and converted as its bytes are written.
     std::vector<ckpt::TensorToWrite> tensors;
-    for (const auto& p : loaded.model->named_parameters(true)) {
-      const torch::Tensor t = p.value().detach();
+    for (const auto& p : loaded.model->named_parameters(true))
       tensors.push_back(
-          {p.key(), torch::kFloat32, t.sizes().vec(), [t] { return t.to(torch::kFloat32); }});
-    }
-    for (const auto& b : loaded.model->named_buffers(true)) {
-      const torch::Tensor t = b.value().detach();
-      tensors.push_back({b.key(), t.scalar_type(), t.sizes().vec(), [t] { return t; }});
-    }
+          {p.key(), torch::kFloat32, p.value().sizes().vec(), [&loaded, name = p.key()] {
+             return eval::stored_weight(loaded, name).to(torch::kFloat32);
+           }});
+    for (const auto& b : loaded.model->named_buffers(true))
+      tensors.push_back({b.key(), b.value().scalar_type(), b.value().sizes().vec(),
+                         [&loaded, name = b.key()] { return eval::stored_weight(loaded, name); }});
     const std::vector<std::string> written =
         ckpt::write_safetensors_shards(tmp, tensors, c.max_shard_bytes,
                                        {{"format", "pt"},

@@ -1,12 +1,14 @@
 #include "slimtrain/eval/checkpoint_model.hpp"
 
 #include <filesystem>
+#include <optional>
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/deferred_weights.hpp"
 
 namespace slimtrain::eval {
 namespace {
@@ -31,10 +33,14 @@ std::string resolve_checkpoint(const std::string& checkpoint) {
 namespace {
 
 CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt::VerifyDepth depth,
-                     const std::string& model) {
+                     const std::string& model, bool weights_stay = false) {
   CheckpointModel out;
   out.checkpoint = dir;
-  const ckpt::CheckpointState state = ckpt::CheckpointManager::load(out.checkpoint, depth);
+  ckpt::DeferTensor in_file;
+  if (weights_stay) in_file = [](const std::string& name) { return name.rfind("model/", 0) == 0; };
+  auto read = std::make_shared<ckpt::CheckpointState>(
+      ckpt::CheckpointManager::load(out.checkpoint, depth, in_file));
+  const ckpt::CheckpointState& state = *read;
   if (!state.meta.contains("model"))
     SLIMTRAIN_THROW(DataError, out.checkpoint, ": state.json has no model description");
   model::ModelSpec spec = model::ModelSpec::from_json(state.meta["model"]);
@@ -52,8 +58,13 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
     SLIMTRAIN_THROW(ConfigError, "--checkpoint ", out.checkpoint, " was trained for ",
                     spec.describe(), " but ", info->path, " holds ", info->num_classes,
                     " classes of another input shape");
-  out.model = model::make_model(spec);
-  ckpt::load_into(*out.model, state);
+  {
+    std::optional<model::DeferredWeights> deferred;
+    if (weights_stay) deferred.emplace(torch::kCPU);
+    out.model = model::make_model(spec);
+  }
+  ckpt::load_into(*out.model, state);  // the weights that stay: checked, not copied
+  if (weights_stay) out.stored = read;
   out.step = state.step;
   if (state.meta.contains("class_names") && state.meta["class_names"].is_array())
     for (const auto& n : state.meta["class_names"])
@@ -70,6 +81,18 @@ CheckpointModel load_checkpoint_model(const std::string& dir, const data::Datase
 
 CheckpointModel load_checkpoint_model(const std::string& dir, const std::string& model) {
   return load(dir, nullptr, ckpt::VerifyDepth::checksums, model);
+}
+
+CheckpointModel open_checkpoint_model(const std::string& dir, const std::string& model) {
+  return load(dir, nullptr, ckpt::VerifyDepth::checksums, model, /*weights_stay=*/true);
+}
+
+torch::Tensor stored_weight(const CheckpointModel& opened, const std::string& name) {
+  if (!opened.stored) SLIMTRAIN_THROW(Error, "stored_weight: not an open_checkpoint_model");
+  for (const ckpt::TensorEntry& e : opened.stored->tensors)
+    if (e.name == "model/" + name)
+      return ckpt::read_elements(*opened.stored, e, 0, e.tensor.numel()).view(e.tensor.sizes());
+  SLIMTRAIN_THROW(DataError, opened.checkpoint, ": has no tensor model/", name);
 }
 
 }  // namespace slimtrain::eval

@@ -5,7 +5,8 @@
 # (which loads the whole model on rank 0 and broadcasts it) at np 2 and np 3 (pieces that cut
 # tensors anywhere); a rank's loading peak under its shard and one tensor where --shard
 # gradients' is above the whole weights; a truncated file is exit 2 naming it; a run resumes at
-# another size, each rank reading its own elements of the checkpoint.
+# another size, each rank reading its own elements of the checkpoint; export --hf of it holds
+# one tensor at a time.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 PY2=${SLIMTRAIN_TORCH_PYTHON:-}
@@ -61,6 +62,20 @@ check "  resumed at np 3 to step 10" expect_rc 0 np 3 "$S" "${recipe[@]}" --mode
   --shard parameters --max-steps 10 --checkpoint-every 0 --resume auto --out "$work/resumed"
 check "    from step 6" contains "resumed from .* at step 6"
 check "    to step 10" json_is "$(events "$work/resumed" done | tail -n 1)" 'e["step"] == 10'
+
+# export --hf reads the checkpoint's weights one tensor at a time: its peak above inspect's (the
+# same libraries, no weights read) stays under the weights (loaded whole, it was twice them).
+peak_of() {
+  "$PY" -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)' "$@"
+}
+exported=$(peak_of "$S" export --hf --checkpoint "$work/resumed" -o "$work/exported") || exported=
+base=$(peak_of "$S" inspect "$work/resumed/checkpoints/latest") || base=
+echo "  export --hf peak resident ${exported:-?} bytes, inspect's ${base:-?}; the weights $whole"
+check "export --hf of it holds less than the weights beside what inspect holds" \
+  test "$((${exported:-0} - ${base:-0}))" -gt 0 -a "$((${exported:-0} - ${base:-0}))" -lt "$whole"
+check "  from_pretrained loads it" "$PY2" -c "from transformers import AutoModelForSequenceClassification as A; A.from_pretrained('$work/exported')"
 
 cp -r "$M" "$work/cut"
 last=$(ls "$work/cut"/model-*.safetensors | tail -n 1)

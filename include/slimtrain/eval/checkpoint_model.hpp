@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "slimtrain/ckpt/checkpoint_state.hpp"
 #include "slimtrain/ckpt/verify.hpp"
 #include "slimtrain/data/dataset_info.hpp"
 #include "slimtrain/model/classifier.hpp"
@@ -17,6 +18,8 @@ struct CheckpointModel {
   std::string checkpoint;  ///< the step directory actually loaded
   std::int64_t step = 0;
   std::vector<std::string> class_names;  ///< the training data's, where the checkpoint has them
+  /** @brief open_checkpoint_model: the checkpoint whose weights stay in its file. */
+  std::shared_ptr<const ckpt::CheckpointState> stored;
 };
 
 /**
@@ -39,5 +42,17 @@ CheckpointModel load_checkpoint_model(const std::string& dir, const data::Datase
 
 /** @brief The same without a data file: the input shape and classes recorded in the checkpoint. */
 CheckpointModel load_checkpoint_model(const std::string& dir, const std::string& model);
+
+/**
+ * @brief load_checkpoint_model without a data file and with the weights left in the checkpoint's
+ * file: the model made under model::DeferredWeights (a decoder's body without memory), every
+ * tensor checked against it, none copied. stored_weight reads one: what export --hf writes from,
+ * so that it never holds the model whole.
+ */
+CheckpointModel open_checkpoint_model(const std::string& dir, const std::string& model = "");
+
+/** @brief The checkpoint's value of the model's tensor `name` (a parameter's or a buffer's),
+ * read from the file of an open_checkpoint_model. */
+torch::Tensor stored_weight(const CheckpointModel& opened, const std::string& name);
 
 }  // namespace slimtrain::eval
