@@ -5,12 +5,13 @@
 # save_pretrained shards), STEPS (3) AdamW steps of batch 2 x 64 tokens in fp32 at np 1, 2 and 4
 # with each mode (RUNS; --overlap-gather auto: one layer at a time on CPU). For each: rank 0's
 # peak resident memory over the training steps beside
-# the memory plan's figure, the peak while loading (start-up), the samples/s, and for
+# the memory plan's figure, the peak while loading (start-up) beside its target (what the process
+# held before, the rank's fp32 shard and the largest tensor), the samples/s, and for
 # --shard parameters DeepSpeed's own estimate for ZeRO-3 without offload
 # (deepspeed/runtime/zero/stage3.py, estimate_zero3_model_states_mem_needs: 4 bytes of the largest
 # layer + 18 bytes a parameter / GPUs, mixed precision's count; fp32 here needs 16).
 #   RESULT zero3 np=N shard=M peak_gb=... planned_gb=... plan_over_peak=... loading_peak_gb=...
-#          samples_per_s=... deepspeed_gb=... cpu="..."
+#          loading_bound_gb=... loading_within=yes|no samples_per_s=... deepspeed_gb=... cpu="..."
 #   RESULT zero3_summary np4_peak_ratio=... target=0.65 np2_slowdown=...
 # Needs transformers to make the model: scripts/install-deps.sh --torch pip (.torch-venv).
 # Usage: bench/zero3/run.sh [build-dir]   Environment: STEPS, LAYERS, RUNS ("1:gradients ...").
@@ -24,11 +25,11 @@ bench_name=zero3
 . "$root/bench/lib.sh"
 . "$root/bench/memory_plan/wide.sh"
 # DeepSpeed's inputs: every parameter, and the largest module's own (its largest layer).
-read -r total largest < <("$PY2" - "$work/model" <<'PYEOF'
+read -r total largest tensor < <("$PY2" - "$work/model" <<'PYEOF'
 import json, sys
 from safetensors import safe_open
 index = json.load(open(sys.argv[1] + "/model.safetensors.index.json"))
-total, modules = 0, {}
+total, modules, tensor = 0, {}, 0
 for f in sorted(set(index["weight_map"].values())):
     with safe_open(f"{sys.argv[1]}/{f}", "pt") as t:
         for k in t.keys():
@@ -36,13 +37,14 @@ for f in sorted(set(index["weight_map"].values())):
             for d in t.get_slice(k).get_shape():
                 n *= d
             total += n
+            tensor = max(tensor, n)
             owner = k.rsplit(".", 1)[0]
             modules[owner] = modules.get(owner, 0) + n
-print(total, max(modules.values()))
+print(total, max(modules.values()), tensor)
 PYEOF
 )
 echo "bench/zero3: $(tail -n 1 "$work/make.log") at Qwen2.5-7B's widths ($total parameters, the largest layer $largest), on $cpu, $(getconf _NPROCESSORS_ONLN) cores"
-printf '  %-3s %-10s %9s %11s %9s %12s %10s %13s\n' np --shard "peak GB" "planned GB" plan/peak "loading GB" samples/s "DeepSpeed GB"
+printf '  %-3s %-10s %9s %11s %9s %12s %15s %10s %13s\n' np --shard "peak GB" "planned GB" plan/peak "loading GB" "shard+tensor GB" samples/s "DeepSpeed GB"
 results=()
 declare -A peak_of sps_of
 for r in $runs; do
@@ -55,22 +57,26 @@ for r in $runs; do
     rm -rf "$out"
     continue
   fi
-  read -r peak planned ratio loading sps < <("$PY2" - "$out/metrics.jsonl" <<'PYEOF'
+  read -r peak planned ratio loading sps baseline < <("$PY2" - "$out/metrics.jsonl" <<'PYEOF'
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
 done = [e for e in events if e.get("event") == "done"][-1]
 m = done["memory"]
-loading = (m["baseline_resident_bytes"] + m["startup_peak_above_baseline_bytes"]) / 1e9
-print("%.2f %.2f %.3f %.2f %.2f" % (m["peak_resident_bytes"] / 1e9, m["planned_bytes"] / 1e9,
-      m["planned_bytes"] / m["peak_resident_bytes"], loading, done["samples_per_s"]))
+loading = (m["baseline_resident_bytes"] + m["loading_peak_above_baseline_bytes"]) / 1e9
+print("%.2f %.2f %.3f %.2f %.2f %.2f" % (m["peak_resident_bytes"] / 1e9, m["planned_bytes"] / 1e9,
+      m["planned_bytes"] / m["peak_resident_bytes"], loading, done["samples_per_s"],
+      m["baseline_resident_bytes"] / 1e9))
 PYEOF
   )
+  # The loading target: what the process held before, its shard (fp32) and one tensor more.
+  bound=$(awk -v b="$baseline" -v t="$total" -v l="$tensor" -v n="$np" 'BEGIN { printf "%.2f", b + 4 * (t / n + l) / 1e9 }')
+  within=$(awk -v a="$loading" -v b="$bound" 'BEGIN { print (a <= b ? "yes" : "no") }')
   deepspeed=-
   [ "$shard" = parameters ] &&
     deepspeed=$(awk -v t="$total" -v l="$largest" -v n="$np" 'BEGIN { printf "%.2f", (4 * l + 18 * t / n) / 1e9 }')
-  printf '  %-3s %-10s %9s %11s %9s %12s %10s %13s\n' "$np" "$shard" "$peak" "$planned" "$ratio" "$loading" "$sps" "$deepspeed"
+  printf '  %-3s %-10s %9s %11s %9s %12s %15s %10s %13s\n' "$np" "$shard" "$peak" "$planned" "$ratio" "$loading" "$bound ($within)" "$sps" "$deepspeed"
   peak_of[$r]=$peak sps_of[$r]=$sps
-  results+=("RESULT zero3 np=$np shard=$shard layers=$layers peak_gb=$peak planned_gb=$planned plan_over_peak=$ratio loading_peak_gb=$loading samples_per_s=$sps deepspeed_gb=$deepspeed cpu=\"$cpu\"")
+  results+=("RESULT zero3 np=$np shard=$shard layers=$layers peak_gb=$peak planned_gb=$planned plan_over_peak=$ratio loading_peak_gb=$loading loading_bound_gb=$bound loading_within=$within samples_per_s=$sps deepspeed_gb=$deepspeed cpu=\"$cpu\"")
 done
 printf '%s\n' "${results[@]}"
 if [ -n "${peak_of[4:gradients]:-}" ] && [ -n "${peak_of[4:parameters]:-}" ] &&
