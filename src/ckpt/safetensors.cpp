@@ -73,20 +73,7 @@ SafetensorsFile::SafetensorsFile(std::string path)
 torch::Tensor SafetensorsFile::read(const std::string& name) const {
   const SafetensorsEntry* e = header_.find(name);
   if (e == nullptr) SLIMTRAIN_THROW(DataError, path_, ": holds no tensor '", name, "'");
-  const std::string where = path_ + ": tensor '" + name + "'";
-  torch::Tensor t = torch::empty(e->shape, torch::dtype(torch_dtype_of(e->dtype, where)));
-  if (e->end == e->begin) return t;
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) SLIMTRAIN_THROW(DataError, path_, ": cannot open: ", std::strerror(errno));
-  try {
-    read_exactly(fd, t.data_ptr(), static_cast<std::size_t>(e->end - e->begin),
-                 header_.data_start() + e->begin, where);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return t;
+  return read_elements(name, 0, e->numel()).view(e->shape);
 }
 
 torch::Tensor SafetensorsFile::read_elements(const std::string& name, std::int64_t from,

@@ -15,15 +15,18 @@ DeferredWeights::~DeferredWeights() {
   open_scope = outer_;
 }
 
+torch::Tensor without_memory(torch::IntArrayRef sizes, const torch::TensorOptions& options) {
+  torch::Tensor shell = torch::empty({0}, options);
+  shell.unsafeGetTensorImpl()->set_sizes_contiguous(sizes);
+  return shell;
+}
+
 void defer_memory(const std::vector<torch::Tensor>& weights) {
   if (open_scope == nullptr) return;
   torch::NoGradGuard no_grad;
   for (torch::Tensor w : weights) {
-    // An empty tensor given the weight's shape: no storage to match it, so nothing is allocated
-    // (on a GPU either); the parameter keeps its identity, as modules and optimizers hold it.
-    torch::Tensor shell = torch::empty({0}, w.options().device(open_scope->device_));
-    shell.unsafeGetTensorImpl()->set_sizes_contiguous(w.sizes());
-    w.set_data(shell);
+    // The parameter keeps its identity, as modules and optimizers hold it.
+    w.set_data(without_memory(w.sizes(), w.options().device(open_scope->device_)));
   }
 }
 

@@ -11,6 +11,7 @@
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/train/checkpointer.hpp"
 #include "slimtrain/train/optimizer_state.hpp"
+#include "slimtrain/train/weight_shards.hpp"
 
 namespace slimtrain::train {
 namespace {
@@ -83,14 +84,7 @@ Resumed resume_if_asked(Session& s) {
   const bool into_shards = s.shards && !s.shards->holds_weights();
   const std::vector<torch::Tensor> trained = s.model->trainable_parameters();
   std::unordered_map<std::string, std::size_t> trained_index;  // "model/NAME" -> trained[k]
-  if (into_shards) {
-    std::unordered_map<const void*, std::size_t> index;
-    for (std::size_t k = 0; k < trained.size(); ++k) index[trained[k].unsafeGetTensorImpl()] = k;
-    for (const auto& item : s.model->named_parameters(true)) {
-      const auto found = index.find(item.value().unsafeGetTensorImpl());
-      if (found != index.end()) trained_index["model/" + item.key()] = found->second;
-    }
-  }
+  if (into_shards) trained_index = checkpoint_names(*s.model, trained);
   comm::on_all_ranks(
       *s.control,
       [&] {

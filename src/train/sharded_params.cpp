@@ -25,8 +25,8 @@ ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const Fla
     if (pieces_[i].bucket != i)
       SLIMTRAIN_THROW(Error, "--shard: piece ", i, " is of bucket ", pieces_[i].bucket);
   gathers_.resize(buckets);
-  std::vector<std::vector<std::size_t>> members(buckets);
-  for (std::size_t k = 0; k < params.size(); ++k) members[layout.bucket_of(k)].push_back(k);
+  members_.resize(buckets);
+  for (std::size_t k = 0; k < params.size(); ++k) members_[layout.bucket_of(k)].push_back(k);
   // The parameter keeps its identity (modules, TorchScript attributes, autograd) and takes the
   // buffer's memory; contiguous, since a shard is a run of row-major elements. Its own memory is
   // freed as it moves, so the move holds one copy of the weights and one bucket more.
@@ -57,7 +57,6 @@ ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const Fla
   };
   const PieceSource& values = source ? source : from_params;
   held_.assign(buckets, 0);
-  members_ = members;
   for (const torch::Tensor& p : params) numels_.push_back(p.numel());
   for (std::size_t b = 0; b < buckets; ++b) {
     const FlatBucket& bucket = layout.buckets()[b];
@@ -66,7 +65,7 @@ ShardedParams::ShardedParams(const std::vector<torch::Tensor>& params, const Fla
     bucket_buffers_.push_back(torch::empty({bucket.padded}, options));
     held_[b] = 1;
     held_bytes_ += static_cast<std::uint64_t>(bucket.padded) * 4;
-    for (const std::size_t k : members[b]) {
+    for (const std::size_t k : members_[b]) {
       params[k].set_data(bucket_buffers_[b]
                              .narrow(0, layout.offset_of(k) - bucket.offset, params[k].numel())
                              .view(params[k].sizes()));

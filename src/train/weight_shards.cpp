@@ -5,6 +5,7 @@
 
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/deferred_weights.hpp"
 
 namespace slimtrain::train {
 
@@ -47,24 +48,28 @@ std::string nonfinite_pieces(const ShardedParams& shards, comm::ControlPlane& co
   return "a weight in rank " + std::to_string(lowest) + "'s shard";
 }
 
+std::unordered_map<std::string, std::size_t> checkpoint_names(
+    const torch::nn::Module& model, const std::vector<torch::Tensor>& trained) {
+  std::unordered_map<const void*, std::size_t> position;
+  for (std::size_t k = 0; k < trained.size(); ++k) position[trained[k].unsafeGetTensorImpl()] = k;
+  std::unordered_map<std::string, std::size_t> names;
+  for (const auto& item : model.named_parameters(true)) {
+    const auto found = position.find(item.value().unsafeGetTensorImpl());
+    if (found != position.end()) names["model/" + item.key()] = found->second;
+  }
+  return names;
+}
+
 std::vector<ckpt::TensorEntry> entries_from_weight_files(const torch::nn::Module& model,
                                                          const std::vector<torch::Tensor>& trained,
                                                          const FlatLayout& layout, int writers) {
   // Stand-ins without memory for the trained weights (their buckets are freed): host_copy takes
   // them as the copies, so nothing of them is read now.
   std::unordered_map<const void*, torch::Tensor> shells;
-  std::unordered_map<std::string, std::size_t> index;  // "model/NAME" -> trained[k]
-  std::unordered_map<const void*, std::size_t> position;
-  for (std::size_t k = 0; k < trained.size(); ++k) {
-    torch::Tensor shell = torch::empty({0}, trained[k].options().device(torch::kCPU));
-    shell.unsafeGetTensorImpl()->set_sizes_contiguous(trained[k].sizes());
-    shells[trained[k].unsafeGetTensorImpl()] = shell;
-    position[trained[k].unsafeGetTensorImpl()] = k;
-  }
-  for (const auto& item : model.named_parameters(true)) {
-    const auto found = position.find(item.value().unsafeGetTensorImpl());
-    if (found != position.end()) index["model/" + item.key()] = found->second;
-  }
+  for (const torch::Tensor& t : trained)
+    shells[t.unsafeGetTensorImpl()] =
+        slimtrain::model::without_memory(t.sizes(), t.options().device(torch::kCPU));
+  const std::unordered_map<std::string, std::size_t> index = checkpoint_names(model, trained);
   std::vector<ckpt::TensorEntry> entries = ckpt::host_copy(model, "model/", shells);
   for (ckpt::TensorEntry& e : entries) {
     const auto found = index.find(e.name);

@@ -33,6 +33,10 @@ class DeferredWeights {
  * scope's device); outside one, does nothing. */
 void defer_memory(const std::vector<torch::Tensor>& weights);
 
+/** @brief A tensor of `sizes` and `options` with no memory for its elements (nothing allocated,
+ * on a GPU either): a stand-in that carries a shape and a dtype. */
+torch::Tensor without_memory(torch::IntArrayRef sizes, const torch::TensorOptions& options);
+
 /** @brief Whether `t`'s elements have memory (false for a weight defer_memory freed). */
 bool has_memory(const torch::Tensor& t);
 

@@ -6,6 +6,7 @@
  * gathers the model, and the checkpoint is the same as any other: every reader reads it as it is.
  */
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "slimtrain/ckpt/checkpoint_state.hpp"
@@ -27,6 +28,11 @@ ckpt::FlatOptimizerState weight_pieces(const ShardedParams& shards);
 /** @brief Collective (control plane): "" when every rank's pieces are finite, else which rank's
  * hold a NaN or an infinity (the lowest). */
 std::string nonfinite_pieces(const ShardedParams& shards, comm::ControlPlane& control);
+
+/** @brief How a checkpoint names each of `trained` (trainable parameters of `model`):
+ * "model/NAME" -> its index in `trained`. */
+std::unordered_map<std::string, std::size_t> checkpoint_names(
+    const torch::nn::Module& model, const std::vector<torch::Tensor>& trained);
 
 /**
  * @brief Rank 0: the checkpoint's "model/" entries, in host_copy's order; the trained weights
