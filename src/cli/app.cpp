@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <thread>
 
 #include "slimtrain/cli/version_info.hpp"
 #include "slimtrain/core/error.hpp"
@@ -14,6 +16,15 @@
 
 namespace slimtrain::cli {
 namespace {
+
+// A rank above 0 that found a bad argument leaves the message to rank 0, which probes alike.
+// Exiting at once would let the launcher kill rank 0 before its message is out (mpirun ends a job
+// when one rank exits non-zero: CI saw the whole message lost), so this rank waits: rank 0's exit
+// ends it here. Still alive after the wait, rank 0 did not find the error (a file missing on this
+// node only): the message is this rank's to print.
+void wait_for_rank_0_to_report() {
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+}
 
 void print_usage(std::ostream& out) {
   out << "usage: slimtrain <command> [options]\n\n"
@@ -93,14 +104,16 @@ int run_main(int argc, char** argv) {
     return kExitUsage;
   } catch (const Error& e) {
     // Here before MPI started (or after it ended): a bad option or argument (the data file every
-    // rank probes alike) is printed by rank 0 alone; another error by each rank that raised it.
-    // One write per message: lines from two ranks under mpirun never run into each other.
-    const bool argument = e.exit_code() == kExitUsage;
-    if (!e.told_by_peer() && !(argument && launcher_rank() > 0))
-      std::cerr << (e.describe() + "\n");
+    // rank probes alike) is printed by rank 0, the others wait for its exit to end them; another
+    // error by each rank that raised it. One write per message: lines from two ranks under mpirun
+    // never run into each other.
     // A rank that exits 2 tells the job script so (runtime/job_exit.hpp): srun's code for a
     // rank it killed when this one exited (137) would read as a crash and get a relaunch.
     if (e.exit_code() == kExitUsage) runtime::report_failure(e.exit_code(), e.what());
+    if (!e.told_by_peer()) {
+      if (e.exit_code() == kExitUsage && launcher_rank() > 0) wait_for_rank_0_to_report();
+      std::cerr << (e.describe() + "\n");
+    }
     return e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << ("slimtrain: error on rank " + std::to_string(process_rank()) + ": " +
