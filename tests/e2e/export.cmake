@@ -30,10 +30,13 @@ slimtrain_add_e2e(NAME e2e_shard_loading COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/sha
 slimtrain_add_e2e(NAME e2e_hf_vl COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_vl.sh
                   TIMEOUT 300 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
 # prep text --tokenizer tokenizer.json: the tokenizers library's ids on hard texts, pairs and
-# cuts; unimplemented components refused; a BERT checkpoint fine-tuned on what it tokenized.
+# cuts; unimplemented components refused; a BERT checkpoint fine-tuned on what it tokenized. Not
+# labelled torch: tokenizing is slimtrain's own code, the same under either LibTorch, and the 2.x
+# pass runs the hf models through e2e_hf_models.
 slimtrain_add_e2e(NAME e2e_hf_tokenizer COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_tokenizer.sh
-                  TIMEOUT 300 LABELS data torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+                  TIMEOUT 300 LABELS data ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
 # scripts/demo-hf.sh shortened: all-MiniLM-L6-v2 from the package index, prep, eval before,
 # fine-tuned at np 2, eval --predictions, export --hf reloaded by transformers, text-bow beside.
+# The demo's build is the 1.13 one; e2e_hf_models runs the same paths in the 2.x pass.
 slimtrain_add_e2e(NAME e2e_demo_hf COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/demo_hf.sh
-                  TIMEOUT 900 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+                  TIMEOUT 900 LABELS train ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})

@@ -30,18 +30,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 models="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_models.py"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
-"$PY2" "$models" make "$work" > /dev/null 2>&1 || { "$PY2" "$models" make "$work"; exit 1; }
+py_start "$PY2"
+py "$models" make "$work" > /dev/null 2>&1 || { py "$models" make "$work"; exit 1; }
 np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
 D=$work/text.h5
 
 for m in bert roberta distilbert bert-bf16 bert-sharded; do
   check "eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
     --predictions "$work/p-$m.h5" --threads 1
-  check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
+  check "  transformers' logits within 1e-4" py "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
 done
 check "  at np 2 too (RoBERTa)" expect_rc 0 np 2 "$S" eval --data "$D" --model "hf:$work/roberta" \
   --predictions "$work/p2-roberta.h5" --threads 1
-check "    the same logits" "$PY2" "$models" logits "$work/roberta" "$D" test "$work/p2-roberta.h5"
+check "    the same logits" py "$models" logits "$work/roberta" "$D" test "$work/p2-roberta.h5"
 
 check "a base model's checkpoint (BertModel: no prefix, no head)" expect_rc 0 "$S" eval --data "$D" \
   --model "hf:$work/bert-base" --threads 1
@@ -78,13 +79,13 @@ check "eval --predictions of the run" expect_rc 0 "$S" eval --data "$D" --checkp
   --predictions "$work/p-run.h5" --threads 1
 check "export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
 check "  config.json and model.safetensors, nothing else left" eval '[ "$(ls "$work/exported")" = "$(printf "config.json\nmodel.safetensors")" ] && ! ls -d "$work"/exported.tmp-* 2>/dev/null'
-check "  from_pretrained predicts what eval wrote, id2label the data's" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-run.h5"
+check "  from_pretrained predicts what eval wrote, id2label the data's" py "$models" agree "$work/exported" "$D" test "$work/p-run.h5"
 check "  an existing directory: exit 2" expect_rc 2 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"
 check "    naming it" contains "exported exists; give --force"
 check "  --force replaces it" expect_rc 0 "$S" export --hf --force --checkpoint "$work/run" -o "$work/exported"
 check "  --max-shard-size 20KB: shards and their index, as save_pretrained writes them" expect_rc 0 "$S" export --hf --max-shard-size 20KB --checkpoint "$work/run" -o "$work/exported-shards"
 check "    said, naming the files" contains "safetensors shards of at most 20000 bytes (--max-shard-size): model-00001-of-000[0-9]*.safetensors"
-check "    each shard within the limit (one tensor larger gets its own)" "$PY2" -c "
+check "    each shard within the limit (one tensor larger gets its own)" py -c "
 import json, os, sys
 d = sys.argv[1]
 index = json.load(open(os.path.join(d, 'model.safetensors.index.json')))
@@ -99,24 +100,24 @@ for f in files:
     total += sum(sizes)
 assert index['metadata']['total_size'] == total, (index['metadata'], total)
 " "$work/exported-shards"
-check "    from_pretrained loads the shards and predicts what eval wrote" "$PY2" "$models" agree "$work/exported-shards" "$D" test "$work/p-run.h5"
+check "    from_pretrained loads the shards and predicts what eval wrote" py "$models" agree "$work/exported-shards" "$D" test "$work/p-run.h5"
 check "  --max-shard-size without --hf: exit 2" expect_rc 2 "$S" export --max-shard-size 1GB --checkpoint "$work/run" -o "$work/w.h5"
 check "    naming it" contains "--max-shard-size: only with --hf"
 check "  --max-shard-size 5 parsecs: exit 2" expect_rc 2 "$S" export --hf --max-shard-size "5 parsecs" --checkpoint "$work/run" -o "$work/bad"
 check "    naming the forms it takes" contains "--max-shard-size: '5 parsecs' is not a size; give bytes or a number with a unit: 5GB"
 check "and slimtrain evaluates the export as it is" expect_rc 0 "$S" eval --data "$D" \
   --model "hf:$work/exported" --predictions "$work/p-exported.h5" --threads 1
-check "  predicting what the run's checkpoint predicted" "$PY2" "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
+check "  predicting what the run's checkpoint predicted" py "$models" agree "$work/exported" "$D" test "$work/p-exported.h5"
 
 for m in qwen2 llama llama3 qwen2-linear qwen2-gelu llama-relu llama-bias; do
   check "$m: eval --model hf:$m --predictions" expect_rc 0 "$S" eval --data "$D" --model "hf:$work/$m" \
     --predictions "$work/p-$m.h5" --threads 1
-  check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
-  check "  and in batches padded right and left" "$PY2" "$models" padded "$work/$m" "$D" test "$work/p-$m.h5"
+  check "  transformers' logits within 1e-4" py "$models" logits "$work/$m" "$D" test "$work/p-$m.h5"
+  check "  and in batches padded right and left" py "$models" padded "$work/$m" "$D" test "$work/p-$m.h5"
 done
 check "sequences of exactly the model's 37 positions (RoBERTa, batches padded past them)" expect_rc 0 \
   "$S" eval --data "$work/text37.h5" --model "hf:$work/roberta-37" --predictions "$work/p-37.h5" --threads 1
-check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/roberta-37" "$work/text37.h5" test "$work/p-37.h5"
+check "  transformers' logits within 1e-4" py "$models" logits "$work/roberta-37" "$work/text37.h5" test "$work/p-37.h5"
 check "  at np 2 too" expect_rc 0 np 2 "$S" eval --data "$work/text37.h5" --model "hf:$work/roberta-37" --threads 1
 check "sequences past its positions: exit 2, not a communication error" expect_rc 2 "$S" eval \
   --data "$D" --model "hf:$work/roberta-37" --threads 1
@@ -131,7 +132,7 @@ check "  learns the marker tokens" json_is "$(events "$work/run-qwen2" done)" 'e
 check "  eval --predictions" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run-qwen2" \
   --predictions "$work/p-run-qwen2.h5" --threads 1
 check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run-qwen2" -o "$work/exported-qwen2"
-check "    Qwen2ForSequenceClassification.from_pretrained predicts what eval wrote" "$PY2" "$models" agree "$work/exported-qwen2" "$D" test "$work/p-run-qwen2.h5"
+check "    Qwen2ForSequenceClassification.from_pretrained predicts what eval wrote" py "$models" agree "$work/exported-qwen2" "$D" test "$work/p-run-qwen2.h5"
 # --shard parameters against --shard gradients on the same seed, 50 steps at np 2: Qwen2 gathers
 # layer by layer (embeddings, each decoder layer, the norm, the score), BERT whole for each step.
 for m in qwen2-tune bert; do
@@ -140,7 +141,7 @@ for m in qwen2-tune bert; do
       --model "hf:$work/$m" --optimizer adamw --lr 1e-3 --max-steps 50 --batch-size 8 --threads 1 \
       --seed 5 --log-every 5 --eval-every 0 --final-split none --shard "$mode" --out "$work/z-$m-$mode"
   done
-  check "  losses within 1e-6 relative over the 50 steps" "$PY2" - "$work/z-$m-gradients" "$work/z-$m-parameters" <<'EOF2'
+  check "  losses within 1e-6 relative over the 50 steps" py - "$work/z-$m-gradients" "$work/z-$m-parameters" <<'EOF2'
 import json, sys
 def losses(run):
     return [e["loss"] for e in map(json.loads, open(run + "/metrics.jsonl")) if e.get("event") == "train"]
@@ -154,7 +155,7 @@ done
 
 check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
   --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1
-check "  transformers' logits within 1e-4" "$PY2" "$models" logits "$work/vit" "$work/images.h5" test "$work/p-vit.h5"
+check "  transformers' logits within 1e-4" py "$models" logits "$work/vit" "$work/images.h5" test "$work/p-vit.h5"
 check "  fine-tuned at np 2" expect_rc 0 np 2 "$S" train --data "$work/images.h5" \
   --model "hf:$work/vit" --optimizer adamw --lr 2e-3 --epochs 8 --batch-size 16 --threads 1 \
   --seed 5 --out "$work/run-vit"
@@ -162,13 +163,13 @@ check "  learns the bright quadrant (majority class ~0.3)" json_is "$(events "$w
 check "  eval --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" --checkpoint "$work/run-vit" \
   --predictions "$work/p-run-vit.h5" --threads 1
 check "  export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run-vit" -o "$work/exported-vit"
-check "    ViTForImageClassification.from_pretrained predicts what eval wrote" "$PY2" "$models" agree "$work/exported-vit" "$work/images.h5" test "$work/p-run-vit.h5"
+check "    ViTForImageClassification.from_pretrained predicts what eval wrote" py "$models" agree "$work/exported-vit" "$work/images.h5" test "$work/p-run-vit.h5"
 check "prep images --preprocessor vit/preprocessor_config.json" expect_rc 0 "$S" prep images \
   --train "$work/pngs/train" --test "$work/pngs/test" --preprocessor "$work/vit/preprocessor_config.json" \
   -o "$work/processed.h5"
 check "  eval --model hf:vit on it" expect_rc 0 "$S" eval --data "$work/processed.h5" \
   --model "hf:$work/vit" --predictions "$work/p-processed.h5" --threads 1
-check "  transformers' logits through ViTImageProcessor" "$PY2" "$models" processed "$work/vit" "$work/pngs/test" "$work/p-processed.h5"
+check "  transformers' logits through ViTImageProcessor" py "$models" processed "$work/vit" "$work/pngs/test" "$work/p-processed.h5"
 check "  export --hf copies preprocessor_config.json" eval '[ -f "$work/exported-vit/preprocessor_config.json" ]'
 check "a ViT on token sequences: exit 2" expect_rc 2 "$S" eval --data "$D" --model "hf:$work/vit"
 check "  naming what it reads" contains "a ViT reads images, a layout-1 file's x"

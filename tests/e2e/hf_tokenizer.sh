@@ -30,47 +30,48 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tok="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_tokenizer.py"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
-"$PY2" "$tok" make "$work" > /dev/null 2>&1 || { "$PY2" "$tok" make "$work"; exit 1; }
+py_start "$PY2"
+py "$tok" make "$work" > /dev/null 2>&1 || { py "$tok" make "$work"; exit 1; }
 np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
 prep=(prep text --train "$work/texts.csv" --text-column text --label-column label)
 
 check "prep text --tokenizer uncased/tokenizer.json" expect_rc 0 "$S" "${prep[@]}" \
   --tokenizer "$work/uncased/tokenizer.json" -o "$work/u.h5"
 check "  --max-length from tokenizer_config.json" contains "max-length 48 from $work/uncased/tokenizer_config.json (model_max_length)"
-check "  the ids of tokenizers, row for row" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/texts.csv" "$work/u.h5" 48
+check "  the ids of tokenizers, row for row" py "$tok" same "$work/uncased/tokenizer.json" "$work/texts.csv" "$work/u.h5" 48
 check "cased, every token kept (--max-length 0), at np 2" expect_rc 0 np 2 "$S" "${prep[@]}" \
   --tokenizer "$work/cased/tokenizer.json" --max-length 0 -o "$work/c.h5"
-check "  the ids of tokenizers" "$PY2" "$tok" same "$work/cased/tokenizer.json" "$work/texts.csv" "$work/c.h5" 100000
+check "  the ids of tokenizers" py "$tok" same "$work/cased/tokenizer.json" "$work/texts.csv" "$work/c.h5" 100000
 check "  the file says which tokenizer" expect_rc 0 "$S" inspect "$work/c.h5"
 check "    huggingface" contains "huggingface"
 for n in 20 7; do
   check "pairs, --max-length $n" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
     --text-column second --label-column label --tokenizer "$work/uncased/tokenizer.json" --max-length $n -o "$work/p$n.h5"
-  check "  the ids of tokenizers: [CLS] A [SEP] B [SEP], the longer cut first" "$PY2" "$tok" same "$work/uncased/tokenizer.json" "$work/pairs.csv" "$work/p$n.h5" $n pair
+  check "  the ids of tokenizers: [CLS] A [SEP] B [SEP], the longer cut first" py "$tok" same "$work/uncased/tokenizer.json" "$work/pairs.csv" "$work/p$n.h5" $n pair
 done
 check "  no config.json beside the tokenizer: a warning that pairs get no token types" contains "pairs get no token_type_ids (every token of type 0)"
 for k in gpt2 roberta qwen2 llama3; do
   check "byte-level BPE ($k's)" expect_rc 0 "$S" "${prep[@]}" --tokenizer "$work/$k/tokenizer.json" \
     --max-length 0 -o "$work/$k.h5"
-  check "  the ids of tokenizers" "$PY2" "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
+  check "  the ids of tokenizers" py "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
 done
 check "RoBERTa's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
   --text-column second --label-column label --tokenizer "$work/roberta/tokenizer.json" --max-length 20 -o "$work/rp.h5"
-check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work/roberta/tokenizer.json" "$work/pairs.csv" "$work/rp.h5" 20 pair
+check "  the ids of tokenizers: <s> A </s></s> B </s>" py "$tok" same "$work/roberta/tokenizer.json" "$work/pairs.csv" "$work/rp.h5" 20 pair
 check "Llama 3's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
   --text-column second --label-column label --tokenizer "$work/llama3/tokenizer.json" --max-length 20 -o "$work/lp.h5"
-check "  the ids of tokenizers: <|begin_of_text|> A <|begin_of_text|> B" "$PY2" "$tok" same "$work/llama3/tokenizer.json" "$work/pairs.csv" "$work/lp.h5" 20 pair
+check "  the ids of tokenizers: <|begin_of_text|> A <|begin_of_text|> B" py "$tok" same "$work/llama3/tokenizer.json" "$work/pairs.csv" "$work/lp.h5" 20 pair
 check "Qwen2's, cut at 24" expect_rc 0 np 2 "$S" "${prep[@]}" --tokenizer "$work/qwen2/tokenizer.json" \
   --max-length 24 -o "$work/q24.h5"
-check "  the ids of tokenizers" "$PY2" "$tok" same "$work/qwen2/tokenizer.json" "$work/texts.csv" "$work/q24.h5" 24
+check "  the ids of tokenizers" py "$tok" same "$work/qwen2/tokenizer.json" "$work/texts.csv" "$work/q24.h5" 24
 for k in xlmr xlmr-bytes; do
   check "Unigram ($k: Precompiled, Strip, Replace, Metaspace), at np 2" expect_rc 0 np 2 "$S" \
     "${prep[@]}" --tokenizer "$work/$k/tokenizer.json" --max-length 0 -o "$work/$k.h5"
-  check "  the ids of tokenizers" "$PY2" "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
+  check "  the ids of tokenizers" py "$tok" same "$work/$k/tokenizer.json" "$work/texts.csv" "$work/$k.h5" 100000
 done
 check "XLM-RoBERTa's pairs, --max-length 20" expect_rc 0 "$S" prep text --train "$work/pairs.csv" --text-column first \
   --text-column second --label-column label --tokenizer "$work/xlmr/tokenizer.json" --max-length 20 -o "$work/xp.h5"
-check "  the ids of tokenizers: <s> A </s></s> B </s>" "$PY2" "$tok" same "$work/xlmr/tokenizer.json" "$work/pairs.csv" "$work/xp.h5" 20 pair
+check "  the ids of tokenizers: <s> A </s></s> B </s>" py "$tok" same "$work/xlmr/tokenizer.json" "$work/pairs.csv" "$work/xp.h5" 20 pair
 check "a model the library does not have: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-model.json" -o "$work/x.h5"
 check "  naming it" contains "bad-model.json: model WordPieceX is not one the tokenizers library has (BPE, WordPiece, WordLevel, Unigram)"
 check "a normalizer the library does not have: exit 2" expect_rc 2 "$S" "${prep[@]}" --tokenizer "$work/bad-normalizer.json" -o "$work/x.h5"
@@ -87,7 +88,7 @@ check "  nothing written" eval '[ ! -e "$work/x.h5" ]'
 # (--skip-bad: a text that is whitespace alone to a tokenizer with no special tokens is no
 # sample), then one comparison of them all.
 zoo_py="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_tokenizer_zoo.py"
-"$PY2" "$zoo_py" make "$work/zoo" > /dev/null 2>&1 || { "$PY2" "$zoo_py" make "$work/zoo"; exit 1; }
+py "$zoo_py" make "$work/zoo" > /dev/null 2>&1 || { py "$zoo_py" make "$work/zoo"; exit 1; }
 zoo_ok=0
 while read -r name table; do
   columns=(--text-column text)
@@ -97,17 +98,17 @@ while read -r name table; do
     > "$work/zoo/$name.log" 2>&1 || { echo "prep text on $name:"; tail -3 "$work/zoo/$name.log"; zoo_ok=1; }
 done < "$work/zoo/zoo.txt"
 check "prep text with every tokenizer of the zoo ($(wc -l < "$work/zoo/zoo.txt") tokenizer.json files)" eval '[ $zoo_ok = 0 ]'
-check "  the ids of tokenizers on each" "$PY2" "$zoo_py" check "$work/zoo"
+check "  the ids of tokenizers on each" py "$zoo_py" check "$work/zoo"
 
-"$PY2" "$tok" bert "$work" > /dev/null 2>&1 || { "$PY2" "$tok" bert "$work"; exit 1; }
+py "$tok" bert "$work" > /dev/null 2>&1 || { py "$tok" bert "$work"; exit 1; }
 check "pairs with a BERT checkpoint's tokenizer (its config.json beside)" expect_rc 0 np 2 "$S" prep text \
   --train "$work/pairs.csv" --text-column first --text-column second --label-column label \
   --tokenizer "$work/bert-pairs/tokenizer.json" -o "$work/bp.h5"
 check "  token_type_ids written, saying why" contains "pairs get token_type_ids beside input_ids ($work/bert-pairs/config.json: type_vocab_size 2)"
-check "  the ids and token types of tokenizers" "$PY2" "$tok" same "$work/bert-pairs/tokenizer.json" "$work/pairs.csv" "$work/bp.h5" 48 types
+check "  the ids and token types of tokenizers" py "$tok" same "$work/bert-pairs/tokenizer.json" "$work/pairs.csv" "$work/bp.h5" 48 types
 check "  eval --model hf:bert-pairs --predictions on them" expect_rc 0 "$S" eval --data "$work/bp.h5" \
   --split train --model "hf:$work/bert-pairs" --predictions "$work/p-bp.h5" --threads 1
-check "    transformers' logits through its own tokenizer (token types included)" "$PY2" "$tok" pair_logits "$work/bert-pairs" "$work/pairs.csv" "$work/p-bp.h5"
+check "    transformers' logits through its own tokenizer (token types included)" py "$tok" pair_logits "$work/bert-pairs" "$work/pairs.csv" "$work/p-bp.h5"
 check "  a model without token types (DistilBERT) on that file: exit 2" expect_rc 2 "$S" eval \
   --data "$work/bp.h5" --split train --model "hf:$work/distilbert"
 check "    naming the input" contains "the file's input 'token_type_ids' is not an argument of forward"
@@ -116,7 +117,7 @@ check "XLM-RoBERTa: prep text with its tokenizer" expect_rc 0 "$S" "${prep[@]}" 
 check "  --max-length 64 from its tokenizer_config.json" contains "max-length 64 from"
 check "  eval --model hf:xlmr-model (model_type xlm-roberta) --predictions" expect_rc 0 "$S" eval \
   --data "$work/xm.h5" --split train --model "hf:$work/xlmr-model" --predictions "$work/p-xm.h5" --threads 1
-check "    transformers' logits through its own tokenizer" "$PY2" "$tok" text_logits "$work/xlmr-model" "$work/texts.csv" "$work/p-xm.h5"
+check "    transformers' logits through its own tokenizer" py "$tok" text_logits "$work/xlmr-model" "$work/texts.csv" "$work/p-xm.h5"
 check "end to end: prep text with the checkpoint's tokenizer" expect_rc 0 np 2 "$S" prep text \
   --train "$work/reviews-train.csv" --test "$work/reviews-test.csv" --text-column review \
   --label-column sentiment --tokenizer "$work/bert/tokenizer.json" -o "$work/reviews.h5"

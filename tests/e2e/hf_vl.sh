@@ -24,8 +24,9 @@ PY2=${SLIMTRAIN_TORCH_PYTHON:-}
 new_work
 vl="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_vl.py"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
+py_start "$PY2"
 prep="$SLIMTRAIN_SOURCE_DIR/tests/e2e/prep_vl.py"
-{ "$PY2" "$vl" make "$work" && "$PY2" "$prep" make "$work/prep"; } >"$work/make.log" 2>&1 ||
+{ py "$vl" make "$work" && py "$prep" make "$work/prep"; } >"$work/make.log" 2>&1 ||
   { cat "$work/make.log"; exit 1; }
 printf 'image,text,label\nimages/nowhere.png,a shape on the left,0\n' >"$work/prep/missing.csv"
 np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
@@ -33,27 +34,27 @@ np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
 for m in qwen2vl qwen2vl-new qwen25vl qwen25vl-wide; do
   check "$m: eval --predictions" expect_rc 0 "$S" eval --data "$work/vl.h5" --model "hf:$work/$m" \
     --predictions "$work/p-$m.h5" --threads 1
-  check "  transformers' logits within 1e-4" "$PY2" "$vl" logits "$work/$m" "$work/vl.h5" "$work/p-$m.h5"
+  check "  transformers' logits within 1e-4" py "$vl" logits "$work/$m" "$work/vl.h5" "$work/p-$m.h5"
 done
 check "  the lm_head is left out, named" contains "left out as transformers leaves them: lm_head.weight"
 check "the last token's hidden state (an identity score)" expect_rc 0 "$S" eval \
   --data "$work/vl-hidden.h5" --model "hf:$work/qwen25vl-identity" --predictions "$work/p-id.h5" --threads 1
-check "  transformers' within 1e-4" "$PY2" "$vl" logits "$work/qwen25vl-identity" "$work/vl-hidden.h5" "$work/p-id.h5"
+check "  transformers' within 1e-4" py "$vl" logits "$work/qwen25vl-identity" "$work/vl-hidden.h5" "$work/p-id.h5"
 check "at np 2" expect_rc 0 np 2 "$S" eval --data "$work/vl.h5" --model "hf:$work/qwen25vl" \
   --predictions "$work/p2.h5" --threads 1
-check "  the same logits" "$PY2" "$vl" logits "$work/qwen25vl" "$work/vl.h5" "$work/p2.h5"
+check "  the same logits" py "$vl" logits "$work/qwen25vl" "$work/vl.h5" "$work/p2.h5"
 
 check "prep text --image-column: images and text as Qwen2-VL's processor makes them" expect_rc 0 \
   "$S" prep text --train "$work/prep/train.csv" --test "$work/prep/test.csv" --image-column image \
   --image-column image2 --text-column text --label-column label --tokenizer "$work/prep/ckpt/tokenizer.json" \
   -o "$work/task.h5"
 check "  in the chat template's user turn" contains "the text in the chat template's user turn"
-check "  the processor's ids, grids and pixel_values (test)" "$PY2" "$prep" compare "$work/prep" "$work/task.h5" test
-check "  (train)" "$PY2" "$prep" compare "$work/prep" "$work/task.h5" train
+check "  the processor's ids, grids and pixel_values (test)" py "$prep" compare "$work/prep" "$work/task.h5" test
+check "  (train)" py "$prep" compare "$work/prep" "$work/task.h5" train
 check "--no-chat-template" expect_rc 0 "$S" prep text --train "$work/prep/train.csv" \
   --image-column image --image-column image2 --text-column text --label-column label \
   --tokenizer "$work/prep/ckpt/tokenizer.json" --no-chat-template -o "$work/plain.h5"
-check "  the processor's, the placeholders before the text" "$PY2" "$prep" compare "$work/prep" "$work/plain.h5" train plain
+check "  the processor's, the placeholders before the text" py "$prep" compare "$work/prep" "$work/plain.h5" train plain
 check "an image that is not there: exit 2" expect_rc 2 "$S" prep text --train "$work/prep/missing.csv" \
   --image-column image --text-column text --label-column label \
   --tokenizer "$work/prep/ckpt/tokenizer.json" -o "$work/missing.h5"
@@ -74,7 +75,7 @@ check "export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$w
 check "  with the tokenizer, the chat template and the processor settings" eval \
   '[ -f "$work/exported/tokenizer.json" ] && [ -f "$work/exported/tokenizer_config.json" ] && [ -f "$work/exported/preprocessor_config.json" ]'
 check "  Qwen2_5_VLForSequenceClassification in transformers predicts what eval wrote" \
-  "$PY2" "$vl" agree "$work/exported" "$work/task.h5" "$work/p-run.h5"
+  py "$vl" agree "$work/exported" "$work/task.h5" "$work/p-run.h5"
 check "image tokens and images that disagree: exit 2" expect_rc 2 "$S" eval --data "$work/vl-short.h5" \
   --model "hf:$work/qwen2vl"
 check "  naming both counts" contains "<|image_pad|> tokens where its images give"

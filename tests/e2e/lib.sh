@@ -37,3 +37,20 @@ timed() {
   rc=$?
   wall=$((SECONDS - start))
 }
+# py_start PYTHON: one interpreter (py_worker.py) for the script's Python checks, in $work: `py
+# ARGS...` then does what `PYTHON ARGS...` would (a script, -c CODE, or - with the code on stdin),
+# with torch and transformers imported once instead of per check (2-4 s each on the test machines).
+py_start() {
+  mkfifo "$work/.py-in" "$work/.py-out" || return 1
+  "$1" -u "$SLIMTRAIN_SOURCE_DIR/tests/e2e/py_worker.py" <"$work/.py-in" >"$work/.py-out" &
+  exec 7>"$work/.py-in" 8<"$work/.py-out"
+}
+py() {
+  [ "$1" = - ] && { shift; set -- -c "$(cat)" "$@"; }
+  printf '%s\0' "$@" >"$work/.py-request"
+  printf '%s\t%s\n' "$work/.py-request" "$work/.py-output" >&7
+  local rc
+  read -r -t 900 rc <&8 || { echo "  no answer from the Python checks' interpreter (py_worker.py)"; return 1; }
+  cat "$work/.py-output"
+  return "$rc"
+}
