@@ -40,7 +40,8 @@ CheckpointCount hf_checkpoint_parameters(const std::string& dir) {
   return count;
 }
 
-void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec) {
+void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec,
+                 bool into_shards) {
   std::string left_out;
   if (!load.ignored.empty()) {
     left_out = ", left out as transformers leaves them: ";
@@ -48,6 +49,7 @@ void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& 
       left_out += (i == 0 ? "" : ", ") + load.ignored[i];
   }
   log::info("hf:", spec.hf_dir, ": ", load.loaded, " tensors loaded (", spec.describe(), ")",
+            into_shards ? ", each rank reading only its shard's elements (--shard parameters)" : "",
             left_out);
   if (!load.created.empty()) log::warn(model::hf::describe_created(load, spec.hf_dir));
 }

@@ -17,6 +17,7 @@
 #include "slimtrain/train/memory_check.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
 #include "slimtrain/train/optim.hpp"
+#include "slimtrain/train/shard_loading.hpp"
 #include "slimtrain/train/stop_signal.hpp"
 
 namespace slimtrain::train {
@@ -158,7 +159,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   log::info_rank0(
       "model ", s.spec.describe(), ": ", n_params, " parameters",
       n_trainable == n_params ? std::string() : detail::concat(" (", n_trainable, " trainable)"));
-  if (s.hf_load && !resumed) eval::log_hf_load(*s.hf_load, s.spec);
+  if (s.hf_load && !resumed)
+    eval::log_hf_load(*s.hf_load, s.spec, loads_into_shards(s.spec, parse_shard_mode(cfg.shard)));
   if (s.hf_load && resumed)
     log::info("hf:", s.spec.hf_dir, ": its weights replaced by the checkpoint of step ", at.step);
   log::info_rank0("optimizer ", describe_optimizer(cfg, s.total_steps));

@@ -15,6 +15,8 @@
 # - a ForConditionalGeneration checkpoint fine-tunes at np 2 on that file, a task that needs the
 #   image's colour and a word of the text, resumes at np 1, and its export --hf (with the
 #   tokenizer, chat template and processor files) predicts in transformers what eval wrote;
+#   with --shard parameters (the language model loaded into shards) it logs --shard gradients'
+#   losses;
 # - a file whose image tokens and images disagree is exit 2 naming both counts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
@@ -69,6 +71,19 @@ check "  the score created, named" contains "score.weight newly initialised"
 check "  learns colour and word together (majority ~0.3, the word alone ~0.5)" json_is "$(events "$work/run" done)" 'e["final"]["accuracy"] > 0.7'
 check "  resumed at np 1" expect_rc 0 "$S" train "${recipe[@]}" --epochs 18 --out "$work/run"
 check "    from the np-2 checkpoint" contains "resuming a 2-rank checkpoint on 1"
+# --shard parameters: the language model made without memory and read into each rank's shard
+# (Qwen2-VL does not gate its layers: its weights are gathered whole for each forward and each
+# evaluation, and freed after): the losses and the evaluation of --shard gradients.
+for mode in gradients parameters; do
+  check "Qwen2.5-VL np 2 --shard $mode, 20 steps" expect_rc 0 np 2 "$S" train --data "$work/task.h5" \
+    --model "hf:$work/prep/ckpt" --optimizer adamw --lr 1e-3 --batch-size 16 --threads 1 --seed 5 \
+    --max-steps 20 --log-every 4 --eval-every 10 --eval-batch-size 7 --final-split none \
+    --shard "$mode" --out "$work/z-$mode"
+done
+check "  each rank read only its shard's elements, said" contains "tensors loaded (.*), each rank reading only its shard's elements (--shard parameters)"
+check "  losses within 1e-6 relative" same_losses "$work/z-gradients" "$work/z-parameters" 5 1e-6
+check "  and its evaluation" \
+  same_losses "$work/z-gradients" "$work/z-parameters" 1 1e-6 eval
 check "eval --predictions of the run" expect_rc 0 "$S" eval --data "$work/task.h5" \
   --checkpoint "$work/run" --predictions "$work/p-run.h5" --threads 1
 check "export --hf" expect_rc 0 "$S" export --hf --checkpoint "$work/run" -o "$work/exported"

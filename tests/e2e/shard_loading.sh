@@ -20,19 +20,6 @@ M=$work/model
 np() { timeout 180 "$MPIEXEC" --oversubscribe -np "$@"; }
 recipe=(train --data "$M/text.h5" --optimizer adamw --lr 1e-4 --batch-size 2 --threads 1
   --log-every 2 --seed 3 --eval-every 0 --final-split none)
-# same_losses A B TOLERANCE: the runs' 5 logged losses agree within TOLERANCE, relative.
-same_losses() {
-  "$PY" - "$1" "$2" "$3" <<'EOF2'
-import json, sys
-def losses(run):
-    return [e["loss"] for e in map(json.loads, open(run + "/metrics.jsonl")) if e["event"] == "train"]
-a, b = losses(sys.argv[1]), losses(sys.argv[2])
-assert len(a) == len(b) == 5, (len(a), len(b))
-worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
-print(f"  5 logged losses, largest relative difference {worst:.1e}")
-assert worst <= float(sys.argv[3]), worst
-EOF2
-}
 memory() { field "$1" done "e['memory']['$2']"; }
 
 check "files of at most 40 MB with an index" test -f "$M/model.safetensors.index.json"
@@ -41,7 +28,7 @@ for ranks in 2 3; do
     check "np $ranks --shard $mode" expect_rc 0 np "$ranks" "$S" "${recipe[@]}" --model "hf:$M" \
       --max-steps 10 --checkpoint-every 0 --shard "$mode" --out "$work/np$ranks-$mode"
   done
-  check "  the same losses" same_losses "$work/np$ranks-gradients" "$work/np$ranks-parameters" 1e-6
+  check "  the same losses" same_losses "$work/np$ranks-gradients" "$work/np$ranks-parameters" 5 1e-6
 done
 # The loading peak (the done event's, from the start of the model to its weights in place):
 # --shard gradients' rank 0 holds the model whole; a --shard parameters rank its shard and one

@@ -82,3 +82,19 @@ for line in sys.stdin:
     if json.loads(line).get("step") == int(sys.argv[1]):
         print(line.strip())' "$3"
 }
+
+# same_losses A B COUNT TOLERANCE [EVENT]: runs A and B logged COUNT losses each in their EVENT
+# events (train), equal within TOLERANCE relative (the --shard modes against each other).
+same_losses() {
+  "$PY" - "$@" <<'EOF2'
+import json, sys
+event = sys.argv[5] if len(sys.argv) > 5 else "train"
+def losses(run):
+    return [e["loss"] for e in map(json.loads, open(run + "/metrics.jsonl")) if e.get("event") == event]
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+assert len(a) == len(b) == int(sys.argv[3]), (len(a), len(b))
+worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
+print(f"  {len(a)} logged losses, largest relative difference {worst:.1e}")
+assert worst <= float(sys.argv[4]), worst
+EOF2
+}

@@ -29,7 +29,8 @@ struct CheckpointCount {
 CheckpointCount hf_checkpoint_parameters(const std::string& dir);
 
 /** @brief The log lines of a load: tensors loaded and left out (info), a created head (warn). */
-void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec);
+void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec,
+                 bool into_shards = false);
 
 /**
  * @brief `model_option` ("hf:DIR") built for the data in `info` (its classes and vocabulary) with
