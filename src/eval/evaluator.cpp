@@ -48,8 +48,16 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
     const EvalStats empty(num_classes, confusion_max_classes);
     EvalStats stats = empty;
     outcome.input_error_message.clear();
+    std::string peer_late;
     try {
       stats = local_pass(batch);
+    } catch (const PeerLate& e) {
+      peer_late = e.what();
+      stats = empty;
+    } catch (const TimeoutError& e) {  // late to a pass that starts together: who was
+      local_problem = e.what();
+      missing = e.missing_ranks();
+      stats = empty;
     } catch (const ConfigError& e) {  // the data or the model: retrying cannot help
       outcome.input_error_message = e.what();
       local_problem = std::string("local evaluation failed: ") + e.what();
@@ -94,7 +102,8 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
     comm::OpOptions agree_options;
     agree_options.timeout_s = policy.agree_timeout_s;
     agree_options.tag = "eval-agree";
-    const bool all_ok = comm.agree(reduced && local_problem.empty(), agree_options);
+    const bool all_ok =
+        comm.agree(reduced && local_problem.empty() && peer_late.empty(), agree_options);
     if (all_ok) {
       outcome.ok = true;
       const EvalStats reduced_stats = EvalStats::unpack(
@@ -116,9 +125,10 @@ EvalOutcome evaluate(const LocalPass& local_pass, comm::ControlPlane& comm,
     outcome.late_ranks = gather_late_ranks(
         comm, !local_problem.empty() && missing.empty() && reduced, missing,
         !outcome.input_error_message.empty(), policy.agree_timeout_s, outcome.input_error);
-    outcome.reason = local_problem.empty()
-                         ? "another rank was late or failed in the evaluation reduction"
-                         : local_problem;
+    outcome.reason = !local_problem.empty() ? local_problem
+                     : !peer_late.empty()
+                         ? peer_late
+                         : "another rank was late or failed in the evaluation reduction";
     if (outcome.input_error) break;  // the same input fails again, whatever the batch
     if (attempt < policy.retries) {
       log::warn("evaluation attempt ", attempt + 1, " failed (", outcome.reason,

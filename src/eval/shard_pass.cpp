@@ -1,10 +1,12 @@
 #include "slimtrain/eval/shard_pass.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/data/batch_memory.hpp"
 #include "slimtrain/data/eval_loader.hpp"
+#include "slimtrain/data/shard.hpp"
 #include "slimtrain/model/autocast.hpp"
 
 namespace slimtrain::eval {
@@ -89,6 +91,31 @@ class DeviceSums {
   std::int64_t count_ = 0, sampled_ = 0;
 };
 
+// The most batches any rank's share of `global` rows takes (data::eval_share).
+std::int64_t most_batches(std::int64_t global, int world_size, std::int64_t batch_size) {
+  std::int64_t most = 0;
+  for (int r = 0; r < world_size; ++r) {
+    const data::Range share = data::eval_share(global, r, world_size);
+    most = std::max(most, (share.end - share.begin + batch_size - 1) / batch_size);
+  }
+  return most;
+}
+
+// forwards_alike: the forwards a rank out of batches still runs, on the split's first row, so
+// that every rank issues the same gathers; nothing of them is kept.
+void stand_in_forwards(model::ClassifierImpl& model, const data::DatasetInfo& info,
+                       const std::string& split, std::int64_t count, const ShardOptions& options,
+                       const torch::Device& device) {
+  if (count <= 0) return;
+  data::EvalLoader first(info, split, 0, 1, 1);
+  data::Batch batch;
+  if (!first.next(batch)) return;  // an empty split: no rank has a batch
+  for (std::int64_t i = 0; i < count; ++i) {
+    model::AutocastScope autocast(options.bf16, device.is_cuda());
+    forward_batch(model, batch, device);
+  }
+}
+
 }  // namespace
 
 EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& info,
@@ -108,6 +135,7 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
   if (on_gpu) sums = std::make_unique<DeviceSums>(stats, loader.local_count(), device);
   std::vector<torch::Tensor> kept, kept_labels;  // --predictions: each batch's, on the host
   data::Batch batch;
+  std::int64_t forwards = 0;
   while (true) {
     const std::int64_t first = loader.position();
     batch = data::Batch();  // the last one's memory back before the next is made
@@ -118,6 +146,7 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
         model::AutocastScope autocast(options.bf16, on_gpu);
         out = forward_batch(model, batch, device);
       }
+      ++forwards;
       const torch::Tensor y = batch.y.to(device);
       if (predictions != nullptr) {
         kept.push_back(out.logits.to(torch::kCPU, torch::kFloat32));
@@ -137,6 +166,11 @@ EvalStats evaluate_shard(model::ClassifierImpl& model, const data::DatasetInfo& 
                          options.batch_remedy);
     }
   }
+  if (options.forwards_alike)
+    stand_in_forwards(
+        model, info, split,
+        most_batches(loader.global_count(), world_size, options.batch_size) - forwards, options,
+        device);
   if (predictions != nullptr) {
     predictions->first_row = loader.first_row();
     predictions->logits = kept.empty() ? torch::zeros({0, c}) : torch::cat(kept);

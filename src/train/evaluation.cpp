@@ -58,12 +58,15 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
   what.shard.bf16 = s.precision.bf16() && s.device.kind == "cuda";
   what.shard.confusion_max_classes = s.cfg.confusion_max_classes;
   what.shard.batch_remedy = "train with --max-length or a smaller --eval-batch-size";
+  // --shard parameters gathers each layer as evaluation reaches it too (layer_gate.hpp).
+  what.shard.forwards_alike = s.layer_gate != nullptr;
   what.policy.deadline_s = s.cfg.eval_deadline_s;
   what.policy.agree_timeout_s = s.cfg.collective_timeout_s + s.cfg.eval_deadline_s;
   what.policy.retries = s.cfg.eval_retries;
   what.before_pass = [&] {
     if (s.fault.armed(s.rt.rank(), FaultPhase::eval, step)) s.fault.fire();
   };
+  if (s.layer_gate) s.shards->reset_peak();
   const eval::EvalOutcome o = eval::evaluate_split(what, *s.eval_control);
   s.run_log->end_progress_line();
   if (o.ok) {
@@ -80,6 +83,10 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
     // A retried evaluation shows how many attempts it took and the batch that succeeded.
     fields["attempts"] = o.attempts;
     fields["eval_batch_size"] = o.batch_size;
+    if (s.layer_gate) {  // the most weights gathered at once, against the model whole
+      fields["gathered_peak_bytes"] = s.shards->peak_held_bytes();
+      fields["weights_whole_bytes"] = s.shards->bytes();
+    }
     s.run_log->event("eval", fields);
   } else if (o.input_error) {
     // The split's own samples failed (a batch memory cannot hold, a sequence past the model's

@@ -21,13 +21,17 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
   const std::vector<std::size_t> buckets = shards_.buckets_of(weights);
   if (buckets.empty()) return;
   const bool training = torch::GradMode::is_enabled();
-  const bool opens = training && (segments_.empty() || (x.defined() && x.requires_grad()));
-  if (!opens) {  // evaluation holds and frees nothing; more weights of the segment computing
-    if (training)
-      for (const std::size_t b : buckets)
-        if (std::find(segments_.back().begin(), segments_.back().end(), b) ==
-            segments_.back().end())
-          segments_.back().push_back(b);
+  if (!training) {  // evaluation: this layer's weights held, every other layer's freed
+    shards_.release_except(buckets);
+    shards_.prefetch(buckets);
+    shards_.await(weights);
+    return;
+  }
+  const bool opens = (segments_.empty() || (x.defined() && x.requires_grad()));
+  if (!opens) {  // more weights of the segment computing
+    for (const std::size_t b : buckets)
+      if (std::find(segments_.back().begin(), segments_.back().end(), b) == segments_.back().end())
+        segments_.back().push_back(b);
     shards_.prefetch(buckets);
     shards_.await(weights);
     return;

@@ -220,7 +220,7 @@ void Trainer::after_step(const StepDecision& d, bool log_now) {
   bool new_best = false;
   if (eval_now) {
     timer_.pause("evaluation", pos_.step);
-    settle();
+    settle(/*whole_weights=*/!s.layer_gate);  // a gated model gathers each layer as it evaluates
     const eval::EvalOutcome o = run_evaluation(s, s.eval_split, "evaluation", pos_.step);
     if (o.ok) new_best = checkpoints_->note_evaluation(o.metrics, pos_.step);
     timer_.reset_window();
@@ -288,7 +288,7 @@ void Trainer::finish(nlohmann::json memory) {
   if (s.final_split.empty()) {
     log::info_rank0(no_final_evaluation(s));
   } else {
-    settle();  // the checkpoint left --shard parameters' weights in their shards
+    settle(/*whole_weights=*/!s.layer_gate);
     const eval::EvalOutcome o =
         run_evaluation(s, s.final_split, "final evaluation", pos_.step, true);
     if (o.ok) {

@@ -20,7 +20,8 @@
 #   it learns; its export loads in transformers; a ViT on token sequences and BERT on images are
 #   exit 2 naming what each reads;
 # - --shard parameters equal to --shard gradients (losses within 1e-6 over 50 steps at np 2) for
-#   Qwen2 (layer by layer) and BERT (gathered whole).
+#   Qwen2 (layer by layer) and BERT (gathered whole); Qwen2's evaluations at np 5 too, gathered
+#   layer by layer with every rank running as many forwards; one a rank is late to skipped.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 PY2=${SLIMTRAIN_TORCH_PYTHON:-}
@@ -141,17 +142,34 @@ for m in qwen2-tune bert; do
       --model "hf:$work/$m" --optimizer adamw --lr 1e-3 --max-steps 50 --batch-size 8 --threads 1 \
       --seed 5 --log-every 5 --eval-every 0 --final-split none --shard "$mode" --out "$work/z-$m-$mode"
   done
-  check "  losses within 1e-6 relative over the 50 steps" py - "$work/z-$m-gradients" "$work/z-$m-parameters" <<'EOF2'
-import json, sys
-def losses(run):
-    return [e["loss"] for e in map(json.loads, open(run + "/metrics.jsonl")) if e.get("event") == "train"]
-a, b = losses(sys.argv[1]), losses(sys.argv[2])
-assert len(a) == len(b) == 10, (len(a), len(b))
-worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
-print(f"  {len(a)} logged losses, largest relative difference {worst:.1e}")
-assert worst <= 1e-6, worst
-EOF2
+  check "  losses within 1e-6 relative over the 50 steps" \
+    same_losses "$work/z-$m-gradients" "$work/z-$m-parameters" 10 1e-6
 done
+
+# Evaluation under --shard parameters gathers layer by layer too, every rank running as many
+# forwards: np 5, the 96 test rows in batches of 19 (rank 0 runs two, the others one and a
+# stand-in), the buckets small enough that a layer is a few of them.
+for mode in gradients parameters; do
+  check "qwen2 np 5 --shard $mode, evaluating every 10 steps" expect_rc 0 np 5 "$S" train \
+    --data "$D" --model "hf:$work/qwen2-tune" --optimizer adamw --lr 1e-3 --max-steps 20 \
+    --batch-size 4 --threads 1 --seed 5 --log-every 10 --eval-every 10 --eval-batch-size 19 \
+    --bucket-mb 0.004 --shard "$mode" --out "$work/e-$mode"
+done
+check "  the same evaluations (at step 10 and the final one)" \
+  same_losses "$work/e-gradients" "$work/e-parameters" 2 1e-6 eval
+check "  each holding at most a third of the weights at once" json_is \
+  "$(events "$work/e-parameters" eval | tail -n 1)" 'e["gathered_peak_bytes"] * 3 <= e["weights_whole_bytes"]'
+
+# The ranks agree that they are ready before such an evaluation's gathers: a rank late to it has it
+# skipped on every rank (the trainer's promise), not the others held at a gather until its deadline.
+check "a rank late to an evaluation gathered per layer: the job goes on" expect_rc 0 \
+  env SLIMTRAIN_INJECT="rank=1,phase=eval,step=10,delay=3s" timeout 120 "$MPIEXEC" --oversubscribe \
+  -np 2 "$S" train --data "$D" --model "hf:$work/qwen2-tune" --optimizer adamw --lr 1e-3 \
+  --max-steps 20 --batch-size 8 --threads 1 --seed 5 --eval-every 5 --eval-deadline 1 \
+  --bucket-mb 0.004 --final-split none --shard parameters --out "$work/late"
+check "  that evaluation skipped on every rank, naming rank 1" json_is \
+  "$(event_at "$work/late" eval_skipped 10)" 'e["late_ranks"] == [1]'
+check "  the next one ran" json_is "$(event_at "$work/late" eval 15)" 'e["count"] == 96'
 
 check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
   --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1

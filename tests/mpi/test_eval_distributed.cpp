@@ -348,4 +348,28 @@ TEST_F(EvalDistributedTest, LateRankSkipsEverywhereAndARetryRecovers) {
   EXPECT_LE(retried.bytes_sent, 2u * (8 * (classes * classes + 3 * classes) + 64));
 }
 
+// A pass whose forwards are collectives agrees on readiness first (split_evaluation.cpp): the rank
+// that saw the deadline throws its TimeoutError, the others PeerLate. Skipped on every rank, only
+// the late rank named, no rank blamed for failing.
+TEST_F(EvalDistributedTest, APeerLateToStartSkipsWithoutBlamingTheRanksThatWereReady) {
+  if (rt().size() < 2) GTEST_SKIP() << "a late rank needs a second rank";
+  const std::int64_t classes = 4;
+  const int late = rt().size() - 1;
+  auto comm = std::make_unique<slimtrain::comm::ControlPlane>(rt(), "eval");
+  auto local = [&](std::int64_t) -> se::EvalStats {
+    if (rt().rank() == 0)
+      throw slimtrain::TimeoutError("eval-ready missed its deadline", {late}, __FILE__, __LINE__);
+    throw se::PeerLate("another rank was late to the evaluation");
+  };
+  se::EvalPolicy policy;
+  policy.deadline_s = 30;
+  policy.agree_timeout_s = 30;
+  const se::EvalOutcome o = se::evaluate(local, *comm, classes, {}, 8, policy);
+  EXPECT_FALSE(o.ok);
+  EXPECT_FALSE(o.input_error);
+  EXPECT_EQ(o.late_ranks, std::vector<int>{late});
+  const char* expected = rt().rank() == 0 ? "missed its deadline" : "was late to the evaluation";
+  EXPECT_NE(o.reason.find(expected), std::string::npos) << o.reason;
+}
+
 }  // namespace

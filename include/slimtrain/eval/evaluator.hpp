@@ -13,6 +13,7 @@
  */
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct EvalOutcome {
   int attempts = 0;
   std::int64_t batch_size = 0;   ///< batch of the last attempt
   std::uint64_t bytes_sent = 0;  ///< payload this rank passed to the communicator
+};
+
+/** @brief Thrown by a local pass that another rank's lateness stopped before it began (a pass
+ * whose forwards are collectives agrees on readiness first): this rank did not fail, and the
+ * evaluation is skipped on every rank. A local pass's TimeoutError names the late ranks. */
+class PeerLate : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /** @brief Computes this rank's statistics with the given batch size; may throw. */

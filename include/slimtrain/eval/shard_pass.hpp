@@ -29,6 +29,10 @@ struct ShardOptions {
   std::int64_t confusion_max_classes = kDefaultConfusionMaxClasses;
   /** @brief What a batch too large for memory is told to do (data::refuse_batch). */
   std::string batch_remedy = "evaluate with a smaller --batch-size";
+  /** @brief Every rank runs as many forwards as the rank with the most batches: a model whose
+   * forward gathers its weights layer by layer (--shard parameters) issues collectives in each.
+   * A rank out of batches runs the split's first row and drops the result. */
+  bool forwards_alike = false;
 };
 
 /**

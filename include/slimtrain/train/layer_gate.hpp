@@ -13,9 +13,10 @@
  * before (and, with prefetch, the one before that). Autograd keeps the weights it saved as the same
  * tensors, refilled with the same values before it reads them.
  *
- * A gate called outside autograd (evaluation, under no_grad) frees nothing: every rank then runs
- * forwards it chooses the number of, and a gather is a collective; evaluation holds the weights
- * whole (ShardedParams::wait_gathered).
+ * A gate called outside autograd (evaluation, under inference mode) holds the layer's weights
+ * and frees every other layer's: evaluation gathers layer by layer too, one layer at a time (no
+ * prefetch), and every rank runs as many forwards (eval::ShardOptions::forwards_alike), so that
+ * the gathers match.
  */
 #include <torch/torch.h>
 
