@@ -28,6 +28,17 @@ void enable_autocast(bool cuda, bool on) {
 }
 }  // namespace
 
+AutocastState current_autocast() {
+#ifdef SLIMTRAIN_AUTOCAST_PER_DEVICE
+  const bool cuda = at::autocast::is_autocast_enabled(at::kCUDA);
+  const bool cpu = at::autocast::is_autocast_enabled(at::kCPU);
+#else
+  const bool cuda = at::autocast::is_enabled();
+  const bool cpu = at::autocast::is_cpu_enabled();
+#endif
+  return {cuda || cpu, cuda};
+}
+
 AutocastScope::AutocastScope(bool bf16, bool cuda) : on_(bf16), cuda_(cuda) {
   if (!on_) return;
   enable_autocast(cuda_, true);

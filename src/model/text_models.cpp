@@ -99,7 +99,9 @@ torch::Tensor TextTransformerImpl::features(const torch::Tensor& ids, const torc
   padding.select(1, 0).masked_fill_(mask.sum(1) == 0, false);
   for (const auto& block : *blocks_) {
     await_weights(*block, tokens);
-    tokens = block->as<EncoderBlock>()->forward(tokens, padding);
+    EncoderBlockImpl* b = block->as<EncoderBlock>();
+    tokens =
+        run_layer([b, padding](const torch::Tensor& h) { return b->forward(h, padding); }, tokens);
   }
   await_weights(*norm_, tokens);
   return norm_->forward(masked_mean(tokens, mask));

@@ -64,7 +64,8 @@ torch::Tensor VitTinyImpl::embed(const torch::Tensor& x) {
   auto tokens = patch_embed_->forward(as_images(x)).flatten(2).transpose(1, 2) + position_;
   for (const auto& block : *blocks_) {
     await_weights(*block, tokens);
-    tokens = block->as<EncoderBlock>()->forward(tokens);
+    EncoderBlockImpl* b = block->as<EncoderBlock>();
+    tokens = run_layer([b](const torch::Tensor& h) { return b->forward(h); }, tokens);
   }
   await_weights(*norm_, tokens);
   return norm_->forward(tokens.mean(1));

@@ -31,6 +31,7 @@ PlanSettings settings_of(const Session& s) {
   p.gather_ahead = p.shard == ShardMode::parameters &&
                    choose_gather_overlap(cfg.overlap_gather, s.device.kind == "cuda", p.shard).on;
   p.batch = cfg.batch_size;
+  p.recompute_layers = cfg.activation_checkpointing == "layers";
   p.bucket_bytes = gradient_bucket_bytes(cfg.bucket_bytes, s.device.kind == "cuda");
   // A GPU's budget is its free memory, which the process's host memory does not come out of.
   p.process_bytes = s.device.kind == "cuda" ? 0 : runtime::resident_bytes();

@@ -29,8 +29,11 @@ u64 activation_bytes(const ModelSize& m, const PlanSettings& p) {
   const double scale = p.bf16 ? 1.0 : 2.0;  // fp32 stores every tensor in 4 bytes
   const double per_sample = layer_bytes_16(m, p.fused_attention) * scale;
   // Every layer's, one more for backward's working set (the gradient of a layer's activations),
-  // and the embeddings' output.
-  const double layers = static_cast<double>(m.layers + 1) * per_sample +
+  // and the embeddings' output. With --activation-checkpointing layers each layer keeps its input
+  // alone, and backward holds one layer's, made again, and its working set.
+  const double input = 2.0 * static_cast<double>(m.tokens * m.hidden) * scale;
+  const double layers = (p.recompute_layers ? static_cast<double>(m.layers) * input + 2 * per_sample
+                                            : static_cast<double>(m.layers + 1) * per_sample) +
                         4.0 * static_cast<double>(m.tokens * m.hidden);
   return static_cast<u64>(layers * static_cast<double>(p.batch));
 }

@@ -163,6 +163,10 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
     eval::log_hf_load(*s.hf_load, s.spec, loads_into_shards(s.spec, parse_shard_mode(cfg.shard)));
   if (s.hf_load && resumed)
     log::info("hf:", s.spec.hf_dir, ": its weights replaced by the checkpoint of step ", at.step);
+  if (cfg.activation_checkpointing == "layers")
+    log::info_rank0(
+        "activation checkpointing: each layer keeps its input alone and computes its "
+        "activations again in backward (--activation-checkpointing layers)");
   log::info_rank0("optimizer ", describe_optimizer(cfg, s.total_steps));
   if (resumed && at.step >= s.total_steps)
     log::info_rank0("the run in ", cfg.out, " is already finished: step ", at.step, " of ",
@@ -253,6 +257,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
                              {"grad_compression", cfg.grad_compression},
                              {"shard", to_string(s.shard)},
                              {"overlap_gather", s.gather_overlap.on},
+                             {"activation_checkpointing", cfg.activation_checkpointing},
                              {"grad_sink", s.grad_sink.on},
                              {"device", s.device.describe()},
                              {"precision", s.precision.precision},

@@ -196,6 +196,14 @@ void build_model(Session& s) {
   } else if (s.spec.name == "hf" && s.rt.rank() == 0) {  // the initial broadcast gives the others
     s.hf_load = eval::load_hf_weights(*s.model, s.spec.hf_dir);
   }
+  if (cfg.activation_checkpointing == "layers") {
+    if (!s.model->recomputes_layers())
+      SLIMTRAIN_THROW(ConfigError, "--activation-checkpointing layers: --model ",
+                      s.spec.model_option(),
+                      " has no transformer layers to recompute (the hf models, vit-tiny and "
+                      "text-transformer have)");
+    s.model->set_layer_recompute(true);
+  }
   match_inputs(s);
   s.model->to(s.torch_device);
   s.model->probe(cfg.batch_size, s.torch_device);

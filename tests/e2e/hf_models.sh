@@ -21,7 +21,8 @@
 #   exit 2 naming what each reads;
 # - --shard parameters equal to --shard gradients (losses within 1e-6 over 50 steps at np 2) for
 #   Qwen2 (layer by layer) and BERT (gathered whole); Qwen2's evaluations at np 5 too, gathered
-#   layer by layer with every rank running as many forwards; one a rank is late to skipped.
+#   layer by layer with every rank running as many forwards; one a rank is late to skipped;
+# - --activation-checkpointing layers logs the losses of none for BERT (dropout on) and Qwen2.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
 PY2=${SLIMTRAIN_TORCH_PYTHON:-}
@@ -170,6 +171,23 @@ check "a rank late to an evaluation gathered per layer: the job goes on" expect_
 check "  that evaluation skipped on every rank, naming rank 1" json_is \
   "$(event_at "$work/late" eval_skipped 10)" 'e["late_ranks"] == [1]'
 check "  the next one ran" json_is "$(event_at "$work/late" eval 15)" 'e["count"] == 96'
+
+# --activation-checkpointing layers: each layer's activations made again in backward, dropout's
+# random numbers replayed: BERT (dropout 0.1) and Qwen2 log the losses they log without it.
+for m in bert qwen2-tune; do
+  for ac in none layers; do
+    check "$m np 2 --activation-checkpointing $ac, 20 steps" expect_rc 0 np 2 "$S" train \
+      --data "$D" --model "hf:$work/$m" --optimizer adamw --lr 1e-3 --max-steps 20 --batch-size 8 \
+      --threads 1 --seed 5 --log-every 5 --eval-every 0 --final-split none \
+      --activation-checkpointing "$ac" --out "$work/ac-$m-$ac"
+  done
+  check "  the same losses" same_losses "$work/ac-$m-none" "$work/ac-$m-layers" 4 1e-6
+done
+check "  said in the log" contains "activation checkpointing: each layer keeps its input alone"
+check "--activation-checkpointing layers with --shard parameters: exit 2" expect_rc 2 "$S" train \
+  --data "$D" --model "hf:$work/qwen2-tune" --activation-checkpointing layers --shard parameters \
+  --out "$work/ac-refused"
+check "  naming both" contains "--activation-checkpointing layers with --shard parameters: not built yet"
 
 check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
   --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1

@@ -27,6 +27,7 @@ bad "--eval-split: .* has no split 'val'" --data "$D" --eval-split val
 bad "--grad-compression: 'fp8' is not one of none, bf16" --data "$D" --grad-compression fp8
 bad "--cnn-layers: 9 is outside" --data "$D" --model cnn-bn --cnn-layers 9
 bad "--memory-per-rank: -1 is outside" --data "$D" --memory-per-rank -1
+bad "--activation-checkpointing layers: --model mlp has no transformer layers to recompute" --data "$D" --model mlp --activation-checkpointing layers
 bad "the memory plan needs .* GB per rank with --shard none (weights 0.00, .*), more than rank 0's 0.00 GB (--memory-per-rank)" --data "$D" --memory-per-rank 0.000001
 printf 'batch-size = 0\n' >"$work/bad.ini"
 bad "--batch-size: 0 is outside" --config "$work/bad.ini" --data "$D"

@@ -137,6 +137,22 @@ TEST(MemoryPlan, ActivationsAreKorthikantisIn16Bits) {
               2 * 4 * 34 * s * b * h + 4 * s * h * b, 1.0);
 }
 
+// --activation-checkpointing layers: each layer keeps its input (2sbh in 16 bits); backward holds
+// one layer's activations, made again, and its working set.
+TEST(MemoryPlan, RecomputedLayersKeepTheirInputsAndOneLayer) {
+  PlanSettings p = adamw(1, ShardMode::none);
+  p.bf16 = true;
+  p.fused_attention = true;
+  p.batch = 2;
+  p.recompute_layers = true;
+  const double s = 512, h = 1024, b = 2;
+  EXPECT_NEAR(static_cast<double>(plan_memory(encoder(512), p).activations),
+              3 * 2 * s * h * b + 2 * 34 * s * b * h + 4 * s * h * b, 1.0);
+  p.recompute_layers = false;
+  EXPECT_NEAR(static_cast<double>(plan_memory(encoder(512), p).activations),
+              4 * 34 * s * b * h + 4 * s * h * b, 1.0);
+}
+
 TEST(MemoryPlan, GatedFeedForwardKeepsFourProducts) {
   PlanSettings p = adamw(1, ShardMode::none);
   p.bf16 = true;

@@ -1,11 +1,18 @@
 #pragma once
 /**
  * @brief --precision bf16: LibTorch autocast around the forward pass only, on CUDA or on a CPU
- * with native bf16 (train/precision.hpp decides). Weights stay fp32 (the master copy); backward runs
- * each op in the dtype its forward ran in, and gradients and their all-reduce are fp32.
+ * with native bf16 (train/precision.hpp decides). Weights stay fp32 (the master copy); backward
+ * runs each op in the dtype its forward ran in, and gradients and their all-reduce are fp32.
  */
 
 namespace slimtrain::model {
+
+/** @brief Whether bf16 autocast is on now, and on which device (an AutocastScope's arguments). */
+struct AutocastState {
+  bool bf16 = false;
+  bool cuda = false;
+};
+AutocastState current_autocast();
 
 class AutocastScope {
  public:

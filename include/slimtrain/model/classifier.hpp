@@ -18,6 +18,7 @@
 
 #include "slimtrain/model/grad_sink.hpp"
 #include "slimtrain/model/model_spec.hpp"
+#include "slimtrain/model/recompute.hpp"
 
 namespace slimtrain::model {
 
@@ -125,6 +126,14 @@ class ClassifierImpl : public torch::nn::Module {
     sink_ = std::move(sink);
   }
 
+  /**
+   * @brief --activation-checkpointing layers: each transformer layer's activations dropped after
+   * forward and recomputed in backward (recompute.hpp). Models with such layers say so with
+   * recomputes_layers(); the others ignore it.
+   */
+  void set_layer_recompute(bool on) { recompute_layers_ = on; }
+  virtual bool recomputes_layers() const { return false; }
+
  protected:
   explicit ClassifierImpl(ModelSpec spec) : spec_(std::move(spec)) {}
   /** @brief Logits plus, when y is defined, the smoothed mean cross-entropy. */
@@ -149,6 +158,11 @@ class ClassifierImpl : public torch::nn::Module {
   torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer) const {
     return model::linear(x, layer, sink_.get());
   }
+  /** @brief layer(x), recomputed in backward under --activation-checkpointing layers. */
+  torch::Tensor run_layer(LayerFunction layer, const torch::Tensor& x) const {
+    return recompute_layers_ ? recompute_in_backward(std::move(layer), x) : layer(x);
+  }
+  bool layer_recompute() const { return recompute_layers_; }
   /** @brief The same for a parameter of the model's own (vit-tiny's positions). */
   void await_weights(const torch::Tensor& weight) const {
     if (gate_) gate_({weight}, torch::Tensor());
@@ -158,6 +172,7 @@ class ClassifierImpl : public torch::nn::Module {
   ModelSpec spec_;
   NamedInputs probe_inputs_;
   bool channels_last_ = false;
+  bool recompute_layers_ = false;
   WeightGate gate_;
   std::shared_ptr<GradSink> sink_;
   std::vector<std::shared_ptr<GradSink>> retired_sinks_;

@@ -46,6 +46,7 @@ class TextBowImpl final : public TextClassifierImpl {
 
 class TextTransformerImpl final : public TextClassifierImpl {
  public:
+  bool recomputes_layers() const override { return true; }
   explicit TextTransformerImpl(const ModelSpec& spec);
 
  protected:

@@ -42,6 +42,7 @@ class VitTinyImpl : public ClassifierImpl {
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;
   torch::Tensor embed(const torch::Tensor& x) override;
   bool gates_weights() const override { return true; }
+  bool recomputes_layers() const override { return true; }
   std::int64_t embedding_dim() const override { return spec().vit_dim; }
 
  private:

@@ -70,6 +70,8 @@ struct TrainConfig {
   std::string shard = "none";  ///< none, optimizer or gradients (ZeRO 0-2, flat_layout.hpp)
   /// --shard: all-gather the updated weights while the next forward runs (auto, on or off)
   std::string overlap_gather = "auto";
+  /// none, or layers: each transformer layer's activations recomputed in backward (recompute.hpp)
+  std::string activation_checkpointing = "none";
   double collective_timeout_s = 120.0;
   double floor_bandwidth_mbps = 0.0;  ///< 0: measured at start-up (bandwidth_probe.hpp)
   /** @brief I/O phases (resume, waiting for a checkpoint write): base + size / io floor. */

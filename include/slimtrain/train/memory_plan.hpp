@@ -51,6 +51,7 @@ struct PlanSettings {
   bool overlap = true;              ///< buckets start during backward (--overlap not off)
   bool gather_ahead = false;        ///< --shard parameters: the next group gathered early
   std::int64_t batch = 1;           ///< per rank, one micro-batch
+  bool recompute_layers = false;    ///< --activation-checkpointing layers
   std::uint64_t bucket_bytes = 0;   ///< a gradient bucket
   std::uint64_t process_bytes = 0;  ///< what the process holds before the model (host only)
 };

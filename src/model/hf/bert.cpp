@@ -1,6 +1,7 @@
 #include "slimtrain/model/hf/bert.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/recompute.hpp"
 #include "slimtrain/model/token_inputs.hpp"
 
 namespace slimtrain::model::hf {
@@ -69,7 +70,7 @@ BertBody::BertBody(nn::Module& base, std::shared_ptr<const BertConfig> config)
 }
 
 torch::Tensor BertBody::forward(const torch::Tensor& ids, const torch::Tensor& mask,
-                                const torch::Tensor& token_types, bool training) {
+                                const torch::Tensor& token_types, bool training, bool recompute) {
   const BertConfig& c = *config_;
   torch::Tensor positions;
   if (c.position_offset > 0) {
@@ -85,7 +86,12 @@ torch::Tensor BertBody::forward(const torch::Tensor& ids, const torch::Tensor& m
   x = torch::dropout(embeddings_norm_->forward(x), c.hidden_dropout_prob, training);
   const torch::Tensor padding = padding_of(mask);
   const PostNormLayer::Settings settings = c.layer_settings();
-  for (PostNormLayer& l : layer_) x = l.forward(x, padding, settings, training);
+  for (PostNormLayer& l : layer_) {
+    auto layer = [&l, padding, settings, training](const torch::Tensor& h) {
+      return l.forward(h, padding, settings, training);
+    };
+    x = recompute ? recompute_in_backward(layer, x) : layer(x);
+  }
   return x;
 }
 
@@ -113,7 +119,8 @@ Output BertForSequenceClassification::forward_named(const NamedInputs& inputs,
   const TokenInputs in =
       token_inputs(fit_padding(inputs, config_->max_tokens()), spec().model_option());
   check_length(spec(), in.ids.size(1), config_->max_tokens());
-  const torch::Tensor hidden = bert_->forward(in.ids, in.mask, in.token_types, is_training());
+  const torch::Tensor hidden =
+      bert_->forward(in.ids, in.mask, in.token_types, is_training(), layer_recompute());
   const torch::Tensor pooled = torch::tanh(pooler_dense_->forward(hidden.select(1, 0)));
   const double drop = config_->classifier_dropout;
   return make_output(classifier_->forward(torch::dropout(pooled, drop, is_training())), y);

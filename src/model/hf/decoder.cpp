@@ -26,7 +26,8 @@ Output DecoderForSequenceClassification::forward_named(const NamedInputs& inputs
   // Rotary angles of positions 0..T-1, in float32 as transformers computes them.
   const auto [cos, sin] = model_->rotary(torch::arange(t, in.ids.options()), x.scalar_type());
   const torch::Tensor real = in.mask.to(torch::kBool);
-  const torch::Tensor hidden = model_->forward(x, cos, sin, real, is_training(), weight_gate());
+  const torch::Tensor hidden =
+      model_->forward(x, cos, sin, real, is_training(), weight_gate(), layer_recompute());
   const torch::Tensor last = DecoderBody::last_token(hidden, real);
   await_weights(*score_, last);
   return make_output(score_->forward(last), y);

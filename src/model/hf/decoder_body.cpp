@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "slimtrain/model/deferred_weights.hpp"
+#include "slimtrain/model/recompute.hpp"
 
 namespace slimtrain::model::hf {
 namespace {
@@ -155,7 +156,8 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
 
 torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,
                                    const torch::Tensor& sin, const torch::Tensor& real,
-                                   bool training, const ClassifierImpl::WeightGate& gate) {
+                                   bool training, const ClassifierImpl::WeightGate& gate,
+                                   bool recompute) {
   const std::int64_t t = x.size(1);
   // Causal and not padding; every token may see itself, so a pad's row has a key and no NaN.
   const auto bool_options = real.options();
@@ -165,7 +167,14 @@ torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,
   const torch::Tensor allowed4 = allowed.unsqueeze(1);  // [B, 1, T, T]
   for (Layer& l : layers_) {
     if (gate) gate(l.attention_weights, x);
-    x = layer_forward(l, x, cos, sin, allowed4, training, gate);
+    if (recompute)
+      x = recompute_in_backward(
+          [this, &l, cos, sin, allowed4, training, gate](const torch::Tensor& h) {
+            return layer_forward(l, h, cos, sin, allowed4, training, gate);
+          },
+          x);
+    else
+      x = layer_forward(l, x, cos, sin, allowed4, training, gate);
   }
   if (gate) gate({norm_}, x);
   return rms_norm(x, norm_, config_->rms_norm_eps);

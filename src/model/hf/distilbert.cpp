@@ -83,7 +83,11 @@ Output DistilBertForSequenceClassification::forward_named(const NamedInputs& inp
   const torch::Tensor padding = padding_of(in.mask);
   const PostNormLayer::Settings settings{c.num_attention_heads, c.activation, c.dropout,
                                          c.attention_dropout};
-  for (PostNormLayer& l : layer_) x = l.forward(x, padding, settings, is_training());
+  const bool training = is_training();
+  for (PostNormLayer& l : layer_)
+    x = run_layer([&l, padding, settings, training](
+                      const torch::Tensor& h) { return l.forward(h, padding, settings, training); },
+                  x);
   const torch::Tensor pooled = torch::relu(pre_classifier_->forward(x.select(1, 0)));
   return make_output(
       classifier_->forward(torch::dropout(pooled, c.seq_classif_dropout, is_training())), y);

@@ -140,7 +140,8 @@ Output Qwen2VLForSequenceClassification::forward_named(const NamedInputs& inputs
                      in.mask.to(torch::kCPU, torch::kInt64).contiguous(), grids)
           .to(x.device());
   const auto [cos, sin] = language_model_->rotary(positions, x.scalar_type());
-  const torch::Tensor hidden = language_model_->forward(x, cos, sin, real, is_training());
+  const torch::Tensor hidden =
+      language_model_->forward(x, cos, sin, real, is_training(), {}, layer_recompute());
   return make_output(score_->forward(DecoderBody::last_token(hidden, real)), y);
 }
 

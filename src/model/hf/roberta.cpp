@@ -29,7 +29,8 @@ Output RobertaForSequenceClassification::forward_named(const NamedInputs& inputs
   const TokenInputs in =
       token_inputs(fit_padding(inputs, config_->max_tokens()), spec().model_option());
   check_length(spec(), in.ids.size(1), config_->max_tokens());
-  const torch::Tensor hidden = roberta_->forward(in.ids, in.mask, in.token_types, is_training());
+  const torch::Tensor hidden =
+      roberta_->forward(in.ids, in.mask, in.token_types, is_training(), layer_recompute());
   const double drop = config_->classifier_dropout;
   const torch::Tensor first = torch::dropout(hidden.select(1, 0), drop, is_training());
   const torch::Tensor pooled = torch::tanh(classifier_dense_->forward(first));

@@ -107,7 +107,8 @@ torch::Tensor ViTForImageClassification::encode(const torch::Tensor& x) {
   tokens = torch::cat({cls_token_.expand({tokens.size(0), 1, tokens.size(2)}), tokens}, 1);
   tokens =
       torch::dropout(tokens + position_embeddings_, config_->hidden_dropout_prob, is_training());
-  for (Layer& l : layer_) tokens = layer_forward(l, tokens);
+  for (Layer& l : layer_)
+    tokens = run_layer([this, &l](const torch::Tensor& h) { return layer_forward(l, h); }, tokens);
   return layernorm_->forward(tokens).select(1, 0);  // the CLS token
 }
 

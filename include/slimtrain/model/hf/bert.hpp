@@ -46,9 +46,10 @@ std::shared_ptr<BertConfig> read_bert_config(const ConfigReader& r, bool roberta
 class BertBody {
  public:
   BertBody(torch::nn::Module& base, std::shared_ptr<const BertConfig> config);
-  /** @brief The hidden states [B, T, H] of a batch. */
+  /** @brief The hidden states [B, T, H] of a batch; with `recompute` each layer's activations are
+   * made again in backward (recompute.hpp). */
   torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask,
-                        const torch::Tensor& token_types, bool training);
+                        const torch::Tensor& token_types, bool training, bool recompute = false);
   bool has_token_types() const { return config_->type_vocab_size >= 2; }
 
  private:
@@ -61,6 +62,7 @@ class BertBody {
 
 class BertForSequenceClassification final : public HfModel {
  public:
+  bool recomputes_layers() const override { return true; }
   explicit BertForSequenceClassification(const ModelSpec& spec);
 
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;

@@ -35,6 +35,7 @@ class DecoderForSequenceClassification final : public HfModel {
   std::vector<std::string> head_names() const override { return {"score.weight"}; }
   /** @brief Embeddings, each layer, the norm and the score gated (--shard parameters). */
   bool gates_weights() const override { return true; }
+  bool recomputes_layers() const override { return true; }
 
  private:
   std::shared_ptr<const DecoderConfig> config_;

@@ -35,10 +35,11 @@ class DecoderBody {
                                                  torch::ScalarType dtype) const;
   /** @brief The layers and the final norm over embeddings x [B, T, H]; `real` [B, T] marks the
    * tokens that are not padding; `gate` (may be empty) called before each layer and the norm
-   * with their weights and input. */
+   * with their weights and input; with `recompute` each layer's activations are made again in
+   * backward (recompute.hpp). */
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& real, bool training,
-                        const ClassifierImpl::WeightGate& gate = {});
+                        const ClassifierImpl::WeightGate& gate = {}, bool recompute = false);
   /** @brief Each sequence's last real token's hidden state [B, H], padding on either side. */
   static torch::Tensor last_token(const torch::Tensor& hidden, const torch::Tensor& real);
 
@@ -52,8 +53,8 @@ class DecoderBody {
     std::vector<torch::Tensor> attention_weights, mlp_weights;
   };
   torch::Tensor layer_forward(Layer& l, const torch::Tensor& x, const torch::Tensor& cos,
-                              const torch::Tensor& sin, const torch::Tensor& allowed,
-                              bool training, const ClassifierImpl::WeightGate& gate);
+                              const torch::Tensor& sin, const torch::Tensor& allowed, bool training,
+                              const ClassifierImpl::WeightGate& gate);
 
   std::shared_ptr<const DecoderConfig> config_;
   torch::nn::Embedding embed_tokens_{nullptr};

@@ -33,6 +33,7 @@ struct DistilBertConfig : HfConfig {
 
 class DistilBertForSequenceClassification final : public HfModel {
  public:
+  bool recomputes_layers() const override { return true; }
   explicit DistilBertForSequenceClassification(const ModelSpec& spec);
 
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;

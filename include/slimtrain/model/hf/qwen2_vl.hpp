@@ -26,6 +26,7 @@ namespace slimtrain::model::hf {
 
 class Qwen2VLForSequenceClassification final : public HfModel {
  public:
+  bool recomputes_layers() const override { return true; }
   explicit Qwen2VLForSequenceClassification(const ModelSpec& spec);
 
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;

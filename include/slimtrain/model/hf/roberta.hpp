@@ -16,6 +16,7 @@ namespace slimtrain::model::hf {
 
 class RobertaForSequenceClassification final : public HfModel {
  public:
+  bool recomputes_layers() const override { return true; }
   explicit RobertaForSequenceClassification(const ModelSpec& spec);
 
   Output forward(const torch::Tensor& x, const torch::Tensor& y = {}) override;

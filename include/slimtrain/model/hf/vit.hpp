@@ -33,6 +33,7 @@ struct ViTConfig : HfConfig {
 
 class ViTForImageClassification final : public HfModel {
  public:
+  bool recomputes_layers() const override { return true; }
   /** @brief ConfigError naming --model when the data's images are not the config's size. */
   explicit ViTForImageClassification(const ModelSpec& spec);
 
