@@ -160,7 +160,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
       "model ", s.spec.describe(), ": ", n_params, " parameters",
       n_trainable == n_params ? std::string() : detail::concat(" (", n_trainable, " trainable)"));
   if (s.hf_load && !resumed)
-    eval::log_hf_load(*s.hf_load, s.spec, loads_into_shards(s.spec, parse_shard_mode(cfg.shard)));
+    eval::log_hf_load(*s.hf_load, s.spec, loads_into_shards(s.spec, s.shard));
   if (s.hf_load && resumed)
     log::info("hf:", s.spec.hf_dir, ": its weights replaced by the checkpoint of step ", at.step);
   if (cfg.activation_checkpointing == "layers")

@@ -160,7 +160,7 @@ class ClassifierImpl : public torch::nn::Module {
   }
   /** @brief layer(x), recomputed in backward under --activation-checkpointing layers. */
   torch::Tensor run_layer(LayerFunction layer, const torch::Tensor& x) const {
-    return recompute_layers_ ? recompute_in_backward(std::move(layer), x) : layer(x);
+    return model::run_layer(std::move(layer), x, recompute_layers_);
   }
   bool layer_recompute() const { return recompute_layers_; }
   /** @brief The same for a parameter of the model's own (vit-tiny's positions). */

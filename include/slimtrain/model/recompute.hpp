@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <utility>
 
 namespace slimtrain::model {
 
@@ -23,5 +24,11 @@ using LayerFunction = std::function<torch::Tensor(const torch::Tensor& x)>;
  * gradient (a frozen embedding's output), as the layer's weights may. Where autograd is off
  * (evaluation), simply layer(x). */
 torch::Tensor recompute_in_backward(LayerFunction layer, const torch::Tensor& x);
+
+/** @brief layer(x), through recompute_in_backward when `recompute` (--activation-checkpointing
+ * layers): the one choice every model's layer loop makes. */
+inline torch::Tensor run_layer(LayerFunction layer, const torch::Tensor& x, bool recompute) {
+  return recompute ? recompute_in_backward(std::move(layer), x) : layer(x);
+}
 
 }  // namespace slimtrain::model

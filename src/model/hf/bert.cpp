@@ -86,12 +86,10 @@ torch::Tensor BertBody::forward(const torch::Tensor& ids, const torch::Tensor& m
   x = torch::dropout(embeddings_norm_->forward(x), c.hidden_dropout_prob, training);
   const torch::Tensor padding = padding_of(mask);
   const PostNormLayer::Settings settings = c.layer_settings();
-  for (PostNormLayer& l : layer_) {
-    auto layer = [&l, padding, settings, training](const torch::Tensor& h) {
-      return l.forward(h, padding, settings, training);
-    };
-    x = recompute ? recompute_in_backward(layer, x) : layer(x);
-  }
+  for (PostNormLayer& l : layer_)
+    x = run_layer([&l, padding, settings, training](
+                      const torch::Tensor& h) { return l.forward(h, padding, settings, training); },
+                  x, recompute);
   return x;
 }
 

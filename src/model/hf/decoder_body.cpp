@@ -167,14 +167,11 @@ torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,
   const torch::Tensor allowed4 = allowed.unsqueeze(1);  // [B, 1, T, T]
   for (Layer& l : layers_) {
     if (gate) gate(l.attention_weights, x);
-    if (recompute)
-      x = recompute_in_backward(
-          [this, &l, cos, sin, allowed4, training, gate](const torch::Tensor& h) {
-            return layer_forward(l, h, cos, sin, allowed4, training, gate);
-          },
-          x);
-    else
-      x = layer_forward(l, x, cos, sin, allowed4, training, gate);
+    x = run_layer(
+        [this, &l, cos, sin, allowed4, training, gate](const torch::Tensor& h) {
+          return layer_forward(l, h, cos, sin, allowed4, training, gate);
+        },
+        x, recompute);
   }
   if (gate) gate({norm_}, x);
   return rms_norm(x, norm_, config_->rms_norm_eps);
