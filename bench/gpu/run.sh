@@ -47,7 +47,8 @@
 # BUDGET` too, so nothing outlives the budget. Exit 0 once the rows are reported (failed ones
 # included), 1 when it cannot start (no Python with torch and h5py, no binary).
 # Environment:
-#   BENCH_BIN       a built slimtrain: skips step 1
+#   BENCH_BIN       a built slimtrain: skips step 1 (the caller sets scripts/gpu/env.sh's paths)
+#   ROWS            the rows to run, by name, space-separated (all of them when unset)
 #   DEVICE          cuda (default); cpu rehearses on a machine without a GPU (the peer on gloo)
 #   SMALL=1         tiny sizes, to rehearse (hf batch 8, mlp 784-512-512-10)
 #   STEPS, WARMUP   timed steps and the untimed ones before them: 200 and 30; 20 and 5 with SMALL
@@ -245,6 +246,7 @@ row_vitmanual() {
 }
 for r in vit:vit-b16-bf16 cnn512:cnn-b512 torchscript:torchscript-vit hf:hf-bert-small \
   mlp:mlp-grad-sink cnn64:cnn-b64 cnn512cl:cnn-b512-channels-last vitmanual:vit-b16-bf16-manual-peer; do
+  if [ -n "${ROWS:-}" ] && [[ " $ROWS " != *" ${r#*:} "* ]]; then continue; fi
   if [ "${r%%:*}" = hf ] && [ "$hf_ok" = 0 ]; then skip "${r#*:}" no-transformers; continue; fi
   start_row "${r#*:}" && "row_${r%%:*}"
 done

@@ -11,7 +11,8 @@
 # Keeps going past failures; each stage's rc and seconds land in $OUT/summary.txt.
 # Knobs (env): GPUROOT (/tmp/gpuroot), BUILD_DIR (build-gpu), RUN_BUDGET_S (420: the whole
 # script's wall-clock budget; step timeouts shrink to fit it), RUN_STAGES (all | a list of
-# setup,configure,build,ctest,runs; build alone reuses $BUILD_DIR's cache), FORCE_ALL_LIBS=1
+# setup,configure,build,ctest,runs; build alone reuses $BUILD_DIR's cache), BUILD_TARGETS (the
+# build stage's targets: slimtrain), FORCE_ALL_LIBS=1
 # (use every shipped library even where the system has one of the same soname), JOBS (16),
 # TORCH_CMAKE_PREFIX, NCCL_DIR, RUN_DEVICE (cuda), RUN_EXTRA (more train options for the runs;
 # not ones the runs already give), DIAG (a command run before the runs, with $S and $W set; to
@@ -153,7 +154,7 @@ if want setup || want configure || want build || want ctest || want runs; then
     [ -z "$so" ] && so=$(basename "$f" | sed -E 's/^(lib[^.]*(-[0-9.]+)?\.so\.[0-9]+).*/\1/')
     case $so in
       libmpi*|libopen-pal*|libopen-rte*|libompitrace*|libmca_common_*|liboshmem*|libhdf5*|libpmix*|\
-      libevent*|libhwloc*|libsentencepiece*|libxxhash*|libboost_*) force=1 ;;
+      libevent*|libhwloc*|libsentencepiece*|libxxhash*|libboost_*|libicu*) force=1 ;;
       *) force=${FORCE_ALL_LIBS:-0} ;;
     esac
     if [ "$force" = 1 ] || ! grep -qxF "$so" <<<"$syslibs"; then
@@ -214,7 +215,7 @@ if want configure; then
   [ -n "$NCCL_INC" ] && nccl+=(-DNCCL_INCLUDE_DIR="$NCCL_INC")
   args=(-S . -B "$B" "${gen[@]}" "${comp[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="${CXX_FLAGS_RELEASE:--O1 -DNDEBUG}"
     -DCMAKE_PREFIX_PATH="$prefix" "${torch[@]}" "${nccl[@]}"
-    -DSLIMTRAIN_BUILD_BENCH=OFF -DSLIMTRAIN_BUILD_TESTS=ON
+    -DSLIMTRAIN_BUILD_BENCH=OFF -DSLIMTRAIN_BUILD_TESTS=ON -DSLIMTRAIN_TORCH_PYTHON="$(command -v "$PY")"
     # MPI from the prefix, not from a wrapper's hard-coded /usr paths.
     -DMPI_ASSUME_NO_BUILTIN_MPI=ON -DMPI_SKIP_COMPILER_WRAPPER=ON
     -DMPI_C_LIB_NAMES=mpi -DMPI_CXX_LIB_NAMES="mpi_cxx;mpi"
@@ -230,7 +231,7 @@ if want configure; then
     -DHDF5_hdf5_LIBRARY_RELEASE="$H5_DIR/libhdf5.so"
     -DBoost_DIR="$P/usr/lib/x86_64-linux-gnu/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON
     -DxxHash_ROOT="$P/usr"
-    -DZLIB_ROOT="$P/usr")
+    -DZLIB_ROOT="$P/usr" -DICU_ROOT="$P/usr")
   {
     echo "== configure: cmake ${args[*]}"
   } >>"$SETUP"
@@ -248,7 +249,9 @@ record configure "$CFG" $((SECONDS - t))
 # ---------------------------------------------------------------- build
 t=$SECONDS
 BLD=skip
-TARGETS=(slimtrain)  # the gpu tests' programs are built after the runs, with the time left
+# The gpu tests' programs are built after the runs, with the time left, unless BUILD_TARGETS
+# names them here (one build of everything at -j 16 is quicker than two).
+read -r -a TARGETS <<<"${BUILD_TARGETS:-slimtrain}"
 # A build without this run's configure (RUN_STAGES=build,...) reuses the build dir's cache.
 if want build && { [ "$CFG" = 0 ] || { [ "$CFG" = skip ] && [ -f "$B/CMakeCache.txt" ]; }; }; then
   keep=(-k 0); [ -f "$B/build.ninja" ] || keep=(-k)

@@ -8,7 +8,7 @@
 #   device run: bash scripts/gpu/build-and-check.sh     (carry: [".gpu"])
 #
 # The list is the build and run closure of libopenmpi-dev, libhdf5-openmpi-dev, Boost
-# program_options, nlohmann-json, xxHash, SentencePiece, GTest, zlib, JPEG and PNG, less what
+# program_options, nlohmann-json, xxHash, SentencePiece, GTest, zlib, JPEG, PNG and ICU, less what
 # every Linux has (libc, libstdc++, libgcc), checked with readelf on the unpacked files.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,5 +25,5 @@ apt-get download \
   libnettle8 libhogweed6 libgmp10 libp11-kit0 libtasn1-6 libffi8 \
   libboost1.74-dev libboost-program-options1.74-dev libboost-program-options1.74.0 \
   nlohmann-json3-dev libxxhash-dev libxxhash0 libsentencepiece-dev libsentencepiece0 libgtest-dev \
-  zlib1g-dev zlib1g libjpeg62-turbo libjpeg62-turbo-dev libpng-dev libpng16-16
+  zlib1g-dev zlib1g libjpeg62-turbo libjpeg62-turbo-dev libpng-dev libpng16-16 libicu-dev libicu72
 du -sh "$root/.gpu/debs"

@@ -182,6 +182,17 @@ def make(d):
         json.dump({"model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"]}, f)
 
 
+def make_small(d):
+    """What tests/gpu/hf_cuda.sh trains: the text data, BERT and qwen2-tune, as make makes them."""
+    torch.manual_seed(47)
+    write_data(f"{d}/text.h5", np.random.default_rng(47))
+    BertForSequenceClassification(bert_config()).save_pretrained(f"{d}/bert")
+    Qwen2ForSequenceClassification(Qwen2Config(
+        vocab_size=120, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, num_labels=4, pad_token_id=0,
+        initializer_range=0.02)).save_pretrained(f"{d}/qwen2-tune")
+
+
 def sequences(data, split):
     with h5py.File(data, "r") as f:
         ids = f[f"{split}/inputs/input_ids"]
@@ -270,5 +281,5 @@ def agree(hfdir, data, split, pred):
 
 
 if __name__ == "__main__":
-    {"make": make, "logits": logits, "agree": agree, "padded": padded,
+    {"make": make, "make_small": make_small, "logits": logits, "agree": agree, "padded": padded,
      "processed": processed}[sys.argv[1]](*sys.argv[2:])
