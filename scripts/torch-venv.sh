@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs PyTorch 2.x from the Python package index into a virtual environment, for the second
 # LibTorch build (TORCH=pip scripts/build.sh), the 2.x peers and the tests' Python side
-# (transformers, tokenizers, safetensors, h5py, pillow; sentencepiece and protobuf, with which
+# (transformers, tokenizers, safetensors, h5py, pillow, peft; sentencepiece and protobuf, with which
 # transformers converts a SentencePiece model to a tokenizer.json). Called by `scripts/install-deps.sh --torch pip`.
 #   TORCH_VENV   where (default: .torch-venv in the checkout, ignored by git)
 #   TORCH_PIP    the pip requirement for torch (default: the pinned version below)
@@ -23,7 +23,7 @@ cuda_extra=(nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufi
 # torch's pure-Python dependencies (installed without its CUDA wheels), and the tests' packages.
 python_pkgs=(filelock typing-extensions "sympy>=1.13.3" "networkx>=2.5.1" jinja2 "fsspec>=0.8.5"
   "setuptools<82" numpy==2.4.6 h5py==3.16.0 transformers==5.24.0 tokenizers==0.23.3
-  safetensors==0.8.0 pillow==13.0.0 sentencepiece==0.2.3 protobuf==7.36.2)
+  safetensors==0.8.0 pillow==13.0.0 sentencepiece==0.2.3 protobuf==7.36.2 peft==0.21.2)
 stamp="$torch_req cuda:$cuda_from ${cuda_extra[*]} ${python_pkgs[*]}"
 
 if [ -f "$venv/.slimtrain-stamp" ] && [ "$(cat "$venv/.slimtrain-stamp")" = "$stamp" ] &&

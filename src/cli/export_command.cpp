@@ -45,6 +45,7 @@ int run_export(const std::vector<std::string>& args) {
       ("torchscript", po::bool_switch(), "export the trained TorchScript module (torchscript:PATH models) instead of HDF5 weights")
       ("hf", po::bool_switch(), "export a model trained from hf:DIR as a HuggingFace checkpoint directory -o DIR")
       ("max-shard-size", po::value<std::string>()->default_value("5GB"), "--hf: the largest safetensors file; weights beyond it are split into model-00001-of-0000N.safetensors files and a model.safetensors.index.json, as save_pretrained writes them (5GB = 5*10^9 bytes; MB, GiB, bytes)")
+      ("merge-lora", po::bool_switch(&e.merge_lora), "--hf of a run trained with --lora: write the merged model (each adapter added into its layer's weight: a plain transformers checkpoint) instead of PEFT's adapter directory")
       ("model", po::value(&e.model), "torchscript:PATH.pt: where the TorchScript file of a torchscript checkpoint is now (default: the path it was trained from)")
       ("data", po::value(&e.data), "--embeddings: the HDF5 data file")
       ("split", bound(e.split), "--embeddings: train, val or test")
@@ -63,11 +64,17 @@ int run_export(const std::vector<std::string>& args) {
       "or, exported with --hf -o DIR:\n"
       "  from transformers import AutoModelForSequenceClassification\n"
       "  model = AutoModelForSequenceClassification.from_pretrained('DIR')\n"
+      "or, a run trained with --lora, exported with --hf -o DIR (PEFT's adapter format):\n"
+      "  from peft import PeftModel\n"
+      "  base = AutoModelForSequenceClassification.from_pretrained('BASE', num_labels=N)\n"
+      "  model = PeftModel.from_pretrained(base, 'DIR')\n"
       "exit codes: 0 written, 2 bad option, existing output, or a checkpoint that does not "
       "verify\n");
   if (!cl.parse(args)) return kExitOk;
   if (!cl.has("checkpoint")) SLIMTRAIN_THROW(ConfigError, "--checkpoint is required");
   if (!cl.has("output")) SLIMTRAIN_THROW(ConfigError, "-o/--output is required");
+  if (!cl.get<bool>("hf") && e.merge_lora)
+    SLIMTRAIN_THROW(ConfigError, "--merge-lora: only with --hf");
   if (!cl.get<bool>("hf") && cl.has("max-shard-size"))
     SLIMTRAIN_THROW(ConfigError,
                     "--max-shard-size: only with --hf (the other exports write one file)");

@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "slimtrain/ckpt/safetensors_shards.hpp"
+#include "slimtrain/cli/peft_export.hpp"
 #include "slimtrain/core/detail/joined.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/file_io.hpp"
@@ -81,26 +83,32 @@ std::string run_hf_export(const EmbedJobConfig& c) {
                     spec.model_option(),
                     " model; --hf exports models trained from --model hf:DIR (export other "
                     "models' weights with -o W.safetensors)");
+  if (c.merge_lora && spec.lora.empty())
+    SLIMTRAIN_THROW(ConfigError, "--merge-lora: checkpoint ", loaded.checkpoint,
+                    " was not trained with --lora (it holds no adapters to merge)");
+  const bool adapter = !spec.lora.empty() && !c.merge_lora;  // PEFT's format
+  const std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                       {"source_checkpoint", loaded.checkpoint},
+                                                       {"step", std::to_string(loaded.step)}};
   const std::string tmp = output + ".tmp-" + std::to_string(::getpid());
   files::remove_tree(tmp);
   try {
     files::make_directories(tmp);
-    write_text(tmp + "/config.json", exported_config(spec, loaded.class_names).dump(2) + "\n");
-    // Tensor by tensor: each read from the checkpoint and converted as its bytes are written.
-    std::vector<ckpt::TensorToWrite> tensors;
-    for (const auto& p : loaded.model->named_parameters(true))
-      tensors.push_back(
-          {p.key(), torch::kFloat32, p.value().sizes().vec(), [&loaded, name = p.key()] {
-             return eval::stored_weight(loaded, name).to(torch::kFloat32);
-           }});
-    for (const auto& b : loaded.model->named_buffers(true))
-      tensors.push_back({b.key(), b.value().scalar_type(), b.value().sizes().vec(),
-                         [&loaded, name = b.key()] { return eval::stored_weight(loaded, name); }});
-    const std::vector<std::string> written =
-        ckpt::write_safetensors_shards(tmp, tensors, c.max_shard_bytes,
-                                       {{"format", "pt"},
-                                        {"source_checkpoint", loaded.checkpoint},
-                                        {"step", std::to_string(loaded.step)}});
+    std::vector<std::string> written;
+    if (adapter) {
+      write_text(tmp + "/adapter_config.json", peft_adapter_config(loaded));
+      const std::vector<ckpt::TensorToWrite> tensors = peft_adapter_tensors(loaded);
+      ckpt::write_safetensors_stream(tmp + "/adapter_model.safetensors", tensors, metadata);
+      files::fsync_file(tmp + "/adapter_model.safetensors");
+      log::info("export --hf: PEFT's LoRA adapter (", tensors.size(),
+                " tensors; the base stays in ", spec.hf_dir,
+                "): PeftModel.from_pretrained(base, DIR); --merge-lora writes the merged model");
+    } else {
+      write_text(tmp + "/config.json", exported_config(spec, loaded.class_names).dump(2) + "\n");
+      // Tensor by tensor: each read from the checkpoint and converted as its bytes are written.
+      written =
+          ckpt::write_safetensors_shards(tmp, merged_tensors(loaded), c.max_shard_bytes, metadata);
+    }
     if (written.size() > 1)
       log::info("export --hf: ", written.size() - 1, " safetensors shards of at most ",
                 c.max_shard_bytes, " bytes (--max-shard-size): ", detail::joined(written));

@@ -4,6 +4,7 @@
 
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/eval/eval_stats.hpp"
+#include "slimtrain/model/lora.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::cli {
@@ -48,6 +49,7 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
       "deadline. A late evaluation is skipped on all ranks; a hung training collective ends\n"
       "the job with a stall report. Metrics go to RUN_DIR/metrics.jsonl.");
   std::string widths = "256,128";
+  std::string lora = "none", lora_train;
   double bucket_mb = 0, chunk_mb = 0;
   // clang-format off
   cl.add()
@@ -109,6 +111,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("overlap-gather", bound(c.overlap_gather), "with --shard optimizer or gradients: all-gather the updated weights while the next forward runs, each layer of a built-in model waiting for its own (a TorchScript model waits for all before its forward); with --shard parameters: gather the next layer's weights while one computes (one more layer held): auto (on with NCCL on GPUs; off on CPU, where the communication thread competes with forward for the rank's core: docs/performance.md), on, off")
     ("shard", bound(c.shard), "none, optimizer, gradients or parameters (ZeRO stages 0, 1, 2, 3): with optimizer each rank keeps and updates only its 1/N shard of the optimizer state; with gradients also only its shard of the averaged gradient (buckets are reduce-scattered during backward); the updated weights are all-gathered after each step. With parameters a rank keeps only its shard of the weights too: the layers of the built-in models and of hf Qwen2 and Llama gather their weights just before they run, in forward and again in backward, and free them after, the next layer's gather issued while one computes; other models gather theirs whole for each step. Evaluations gather as training does; checkpoints are written from the shards. Checkpoints resume at any world size and any --shard")
     ("activation-checkpointing", bound(c.activation_checkpointing), "none, or layers: each transformer layer keeps only its input through forward and computes its activations again in backward, dropout's random numbers replayed so that the gradients equal those without; for the hf models, vit-tiny and text-transformer (Qwen2-VL's language model; not its vision tower). Less memory for about one more forward a step; the memory plan counts it. Not with --shard parameters yet")
+    ("lora", bound(lora), "none, or low-rank adapters (LoRA, as PEFT makes them) beside the linear layers of an hf model's body: r=16,alpha=32,dropout=0.05,targets=q_proj,k_proj,v_proj,o_proj (module names) or targets=all-linear (the default; alpha defaults to 2r). The base weights are frozen: only the adapters, the classification head and --lora-train's modules train, travel on the data plane and have optimizer state; export --hf writes PEFT's adapter format. For BERT, RoBERTa, XLM-R, DistilBERT, Qwen2, Llama and Qwen2-VL; not with --shard parameters yet")
+    ("lora-train", bound(lora_train), "with --lora: modules trained in full beside the adapters, comma-separated (a name such as embed_tokens, or a path prefix such as model.norm); the head always trains")
     ("grad-compression", bound(c.grad_compression), "none, or bf16: gradients travel as bfloat16 (half the bytes, for slow links), summed in float32 at each reduction step and averaged in float32; as DDP's bf16_compress_hook")
     ("collective-timeout", bound(c.collective_timeout_s), "seconds a training collective may take before the job ends, plus size / floor bandwidth")
     ("floor-bandwidth", bound(c.floor_bandwidth_mbps), "MB/s the data plane's deadlines assume in the worst case (size / this is added to --collective-timeout); 0: a quarter of the all-reduce bandwidth measured at start-up, so a slow link gets longer deadlines and a fast fabric shorter ones")
@@ -163,6 +167,23 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
                     "--activation-checkpointing layers with --shard parameters: not built yet (the "
                     "recomputation in backward would have to gather each layer once more); use "
                     "--shard gradients, or leave --activation-checkpointing none");
+  if (lora != "none") {
+    if (c.model.rfind("hf:", 0) != 0)
+      SLIMTRAIN_THROW(ConfigError, "--lora: for --model hf:DIR (", c.model,
+                      " has no adapters yet)");
+    if (c.shard == "parameters")
+      SLIMTRAIN_THROW(ConfigError,
+                      "--lora with --shard parameters: not built yet (the frozen "
+                      "base would be sharded too); use --shard gradients");
+    c.arch.lora = model::LoraOptions::parse(lora).canonical();
+    std::istringstream names(lora_train);
+    for (std::string name; std::getline(names, name, ',');)
+      if (!name.empty()) c.arch.lora_train.push_back(name);
+  } else if (!lora_train.empty()) {
+    SLIMTRAIN_THROW(ConfigError,
+                    "--lora-train: only with --lora (it names the modules trained "
+                    "in full beside the adapters)");
+  }
   if (!c.best_metric.empty())
     one_of<std::string>("--best-metric", c.best_metric, {"accuracy", "macro_f1", "loss"});
   require_range<std::int64_t>("--epochs", c.epochs, 1, 1000000);

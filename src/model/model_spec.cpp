@@ -54,6 +54,7 @@ std::string ModelSpec::describe() const {
   const ModelKind* k = find_model_kind(name);
   if (k != nullptr && k->describe != nullptr) k->describe(*this, out);
   if (label_smoothing > 0) out << " label-smoothing " << label_smoothing;
+  if (!lora.empty()) out << " lora " << lora;
   return out.str();
 }
 
@@ -65,7 +66,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelSpec, name, input_shape, nu
                                                 vocab_size, text_dim, text_bigrams, text_depth,
                                                 text_heads, script_path, script_signature,
                                                 logits_output, model_loss, jit_optimize, hf_dir,
-                                                hf_config)
+                                                hf_config, lora, lora_train)
 
 nlohmann::json ModelSpec::to_json() const {
   return nlohmann::json(*this);
@@ -88,6 +89,8 @@ std::string ModelSpec::fingerprint() const {
                          {"num_classes", num_classes}};
   const ModelKind* k = find_model_kind(name);
   if (k != nullptr && k->shape_fields != nullptr) k->shape_fields(*this, arch);
+  // Adapters are parameters too (and which ones train is the checkpoint's business).
+  if (!lora.empty()) arch["lora"] = {{"options", lora}, {"train", lora_train}};
   const std::string text = arch.dump();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",

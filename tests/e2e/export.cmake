@@ -40,3 +40,7 @@ slimtrain_add_e2e(NAME e2e_hf_tokenizer COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_t
 # The demo's build is the 1.13 one; e2e_hf_models runs the same paths in the 2.x pass.
 slimtrain_add_e2e(NAME e2e_demo_hf COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/demo_hf.sh
                   TIMEOUT 900 LABELS train ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})
+# --lora against PEFT: BERT and Qwen2 adapters trained at np 2 predict in PeftModel what eval
+# wrote, PEFT's trainable count, the base frozen, --merge-lora, resume at np 1, bad values refused.
+slimtrain_add_e2e(NAME e2e_hf_lora COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hf_lora.sh
+                  TIMEOUT 450 LABELS train torch ENV SLIMTRAIN_TORCH_PYTHON=${_safetensors_python})

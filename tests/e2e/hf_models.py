@@ -183,10 +183,14 @@ def make(d):
 
 
 def make_small(d):
-    """What tests/gpu/hf_cuda.sh trains: the text data, BERT and qwen2-tune, as make makes them."""
+    """What tests/gpu/hf_cuda.sh and e2e_hf_lora train: the text data, BERT, DistilBERT and
+    qwen2-tune, as make makes them."""
     torch.manual_seed(47)
     write_data(f"{d}/text.h5", np.random.default_rng(47))
     BertForSequenceClassification(bert_config()).save_pretrained(f"{d}/bert")
+    DistilBertForSequenceClassification(DistilBertConfig(
+        vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64,
+        num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/distilbert")
     Qwen2ForSequenceClassification(Qwen2Config(
         vocab_size=120, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=64, num_labels=4, pad_token_id=0,

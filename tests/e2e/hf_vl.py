@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 
 import h5py
 import hf_compare
@@ -172,6 +173,7 @@ def sequence_classifier():
             self.post_init()
 
         def forward(self, input_ids, attention_mask=None, **kwargs):
+            kwargs.pop("labels", None)  # PEFT's wrapper passes labels=None through
             hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state
             last = attention_mask.sum(1) - 1 if attention_mask is not None else torch.full((len(input_ids),), input_ids.shape[1] - 1)
             return self.score(hidden[torch.arange(len(hidden)), last])
@@ -182,7 +184,31 @@ def agree(hfdir, data, pred):
     config = json.load(open(f"{hfdir}/config.json"))
     assert config["architectures"] == ["Qwen2_5_VLForSequenceClassification"], config["architectures"]
     model = sequence_classifier().from_pretrained(hfdir, dtype=torch.float32).eval()
-    image = config["image_token_id"]
+    same_predictions(model, config["image_token_id"], data, pred, "the export in transformers")
+
+
+def peft_agree(base, adapter, data, pred):
+    """--lora's adapter on the base checkpoint through PEFT: what eval --predictions wrote."""
+    from peft import PeftModel
+    config = json.load(open(f"{base}/config.json"))
+    with h5py.File(data, "r") as f:
+        classes = len(f.attrs["class_names"])
+    # The base as the class above names its tensors (a ForConditionalGeneration checkpoint keeps
+    # visual.* and model.*); the config as it is.
+    renamed = tempfile.mkdtemp()
+    shutil.copytree(base, renamed, dirs_exist_ok=True)
+    layout = {"visual.": "model.visual.", "model.": "model.language_model."}
+    tensors = {next((layout[p] + k[len(p):] for p in layout if k.startswith(p)), k): v
+               for k, v in load_file(f"{base}/model.safetensors").items()}
+    save_file(tensors, f"{renamed}/model.safetensors", metadata={"format": "pt"})
+    model = sequence_classifier().from_pretrained(renamed, dtype=torch.float32, num_labels=classes)
+    shutil.rmtree(renamed)
+    model = PeftModel.from_pretrained(model, adapter).eval()
+    same_predictions(model, config["image_token_id"], data, pred, "PEFT's adapter on the base",
+                     tolerance=1e-5)
+
+
+def same_predictions(model, image, data, pred, what, tolerance=1e-4):
     out = []
     with h5py.File(data, "r") as f:
         g = f["test/inputs"]
@@ -198,8 +224,8 @@ def agree(hfdir, data, pred):
     with h5py.File(pred, "r") as f:
         got = f["logits"][()]
     gap = float(np.abs(got - want).max())
-    assert gap < 1e-4, f"the export's logits differ by {gap}"
-    print(f"the export in transformers: {len(got)} samples, logits within {gap:.1e}")
+    assert gap < tolerance, f"{what}: logits differ by {gap}"
+    print(f"{what}: {len(got)} samples, logits within {gap:.1e}")
 
 
 def reference(ckpt, data, split="test"):
@@ -231,4 +257,4 @@ def logits(ckpt, data, pred):
 
 
 if __name__ == "__main__":
-    {"make": make, "logits": logits, "agree": agree}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "logits": logits, "agree": agree, "peft_agree": peft_agree}[sys.argv[1]](*sys.argv[2:])

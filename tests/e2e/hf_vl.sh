@@ -16,7 +16,7 @@
 #   image's colour and a word of the text, resumes at np 1, and its export --hf (with the
 #   tokenizer, chat template and processor files) predicts in transformers what eval wrote;
 #   with --shard parameters (the language model loaded into shards) it logs --shard gradients'
-#   losses;
+#   losses; trained with --lora, its adapter on the base through PEFT predicts what eval wrote;
 # - a file whose image tokens and images disagree is exit 2 naming both counts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/train_lib.sh"
@@ -91,6 +91,15 @@ check "  with the tokenizer, the chat template and the processor settings" eval 
   '[ -f "$work/exported/tokenizer.json" ] && [ -f "$work/exported/tokenizer_config.json" ] && [ -f "$work/exported/preprocessor_config.json" ]'
 check "  Qwen2_5_VLForSequenceClassification in transformers predicts what eval wrote" \
   py "$vl" agree "$work/exported" "$work/task.h5" "$work/p-run.h5"
+# --lora on the language model's attention: PEFT's adapter on the same base predicts what eval wrote.
+check "Qwen2.5-VL with --lora (its language model's attention) at np 2" expect_rc 0 np 2 "$S" train \
+  "${recipe[@]}" --lora r=4,targets=q_proj,k_proj,v_proj,o_proj --max-steps 10 --out "$work/lora"
+check "  eval --predictions" expect_rc 0 "$S" eval --data "$work/task.h5" --checkpoint "$work/lora" \
+  --predictions "$work/p-lora.h5" --threads 1
+check "  export --hf: PEFT's adapter" expect_rc 0 "$S" export --hf --checkpoint "$work/lora" \
+  -o "$work/adapter"
+check "    PeftModel.from_pretrained on the base predicts what eval wrote" \
+  py "$vl" peft_agree "$work/prep/ckpt" "$work/adapter" "$work/task.h5" "$work/p-lora.h5"
 check "image tokens and images that disagree: exit 2" expect_rc 2 "$S" eval --data "$work/vl-short.h5" \
   --model "hf:$work/qwen2vl"
 check "  naming both counts" contains "<|image_pad|> tokens where its images give"

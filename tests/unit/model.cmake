@@ -1,5 +1,5 @@
 slimtrain_add_gtest(NAME unit_model TIER unit TIMEOUT 90
-  SOURCES test_model_classifier.cpp test_model_recompute.cpp
+  SOURCES test_model_classifier.cpp test_model_recompute.cpp test_model_lora.cpp
   LIBS slimtrain_model)
 slimtrain_use_torch(unit_model)
 

@@ -20,6 +20,7 @@ struct EmbedJobConfig {
   int threads = 0;  ///< LibTorch threads (0: LibTorch's default)
   bool force = false;
   std::uint64_t max_shard_bytes = 5'000'000'000;  ///< export --hf: save_pretrained's default
+  bool merge_lora = false;  ///< export --hf of a --lora run: the merged model, not the adapter
 };
 
 /** @brief Runs as one process; the output appears atomically. Returns the number of rows. */

@@ -46,6 +46,8 @@ struct ModelSpec {
   // hf only (--model hf:DIR):
   std::string hf_dir;     ///< where the checkpoint was read from (weights come from there once)
   std::string hf_config;  ///< its config.json, canonical JSON: checkpoints need no DIR after
+  std::string lora;       ///< --lora's canonical text (lora.hpp), "" for none: adapters built in
+  std::vector<std::string> lora_train;  ///< --lora-train: modules trained in full beside them
   /**
    * @brief hf_config parsed by its architecture (hf/config.hpp), once: set where the config is
    * read (eval/model_for_data.hpp), or from the kept text on first use (hf::config_of). Not

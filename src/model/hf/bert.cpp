@@ -1,6 +1,7 @@
 #include "slimtrain/model/hf/bert.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/lora.hpp"
 #include "slimtrain/model/recompute.hpp"
 #include "slimtrain/model/token_inputs.hpp"
 
@@ -119,7 +120,7 @@ Output BertForSequenceClassification::forward_named(const NamedInputs& inputs,
   check_length(spec(), in.ids.size(1), config_->max_tokens());
   const torch::Tensor hidden =
       bert_->forward(in.ids, in.mask, in.token_types, is_training(), layer_recompute());
-  const torch::Tensor pooled = torch::tanh(pooler_dense_->forward(hidden.select(1, 0)));
+  const torch::Tensor pooled = torch::tanh(lora_linear(pooler_dense_, hidden.select(1, 0)));
   const double drop = config_->classifier_dropout;
   return make_output(classifier_->forward(torch::dropout(pooled, drop, is_training())), y);
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "slimtrain/model/deferred_weights.hpp"
+#include "slimtrain/model/lora.hpp"
 #include "slimtrain/model/recompute.hpp"
 
 namespace slimtrain::model::hf {
@@ -134,7 +135,7 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
   const std::int64_t b = x.size(0), t = x.size(1), d = c.head_dim;
   const torch::Tensor n = rms_norm(x, l.input_layernorm, c.rms_norm_eps);
   auto heads = [&](nn::Linear& proj, std::int64_t count) {
-    return proj->forward(n).view({b, t, count, d}).transpose(1, 2);
+    return lora_linear(proj, n).view({b, t, count, d}).transpose(1, 2);
   };
   const torch::Tensor q = rotate(heads(l.q_proj, c.num_attention_heads), cos, sin);
   torch::Tensor k = rotate(heads(l.k_proj, c.num_key_value_heads), cos, sin);
@@ -147,11 +148,11 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
   const double p = training ? c.attention_dropout : 0.0;
   const torch::Tensor context =
       attend(q, k, v, allowed, p).transpose(1, 2).reshape({b, t, c.num_attention_heads * d});
-  const torch::Tensor a = x + l.o_proj->forward(context);
+  const torch::Tensor a = x + lora_linear(l.o_proj, context);
   if (gate) gate(l.mlp_weights, a);
   const torch::Tensor m = rms_norm(a, l.post_attention_layernorm, c.rms_norm_eps);
-  return a + l.down_proj->forward(activation(c.hidden_act, l.gate_proj->forward(m)) *
-                                  l.up_proj->forward(m));
+  return a + lora_linear(l.down_proj, activation(c.hidden_act, lora_linear(l.gate_proj, m)) *
+                                          lora_linear(l.up_proj, m));
 }
 
 torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,

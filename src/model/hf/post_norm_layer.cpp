@@ -2,6 +2,7 @@
 
 #include "slimtrain/model/attention.hpp"
 #include "slimtrain/model/hf/hf_model.hpp"
+#include "slimtrain/model/lora.hpp"
 
 namespace slimtrain::model::hf {
 
@@ -10,15 +11,16 @@ torch::Tensor PostNormLayer::forward(const torch::Tensor& x, const torch::Tensor
   const std::int64_t b = x.size(0), t = x.size(1), width = x.size(2);
   const std::int64_t d = width / s.heads;
   auto split = [&](torch::nn::Linear& proj) {
-    return proj->forward(x).view({b, t, s.heads, d}).transpose(1, 2);
+    return lora_linear(proj, x).view({b, t, s.heads, d}).transpose(1, 2);
   };
   const double p = training ? s.attention_dropout : 0.0;
   const torch::Tensor context = attention(split(query), split(key), split(value), padding, true, p)
                                     .transpose(1, 2)
                                     .reshape({b, t, width});
   const torch::Tensor a = attention_norm->forward(
-      torch::dropout(attention_out->forward(context), s.hidden_dropout, training) + x);
-  const torch::Tensor f = output->forward(activation(s.activation, intermediate->forward(a)));
+      torch::dropout(lora_linear(attention_out, context), s.hidden_dropout, training) + x);
+  const torch::Tensor f =
+      lora_linear(output, activation(s.activation, lora_linear(intermediate, a)));
   return output_norm->forward(torch::dropout(f, s.hidden_dropout, training) + a);
 }
 

@@ -5,6 +5,7 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/hf/hf_model.hpp"
+#include "slimtrain/model/lora.hpp"
 
 namespace slimtrain::model::hf {
 namespace {
@@ -42,6 +43,7 @@ PretrainedMatch match_pretrained(ClassifierImpl& net, const WeightSource& source
   for (auto& item : net.named_parameters(true)) {
     const std::string& name = item.key();
     torch::Tensor& param = item.value();
+    if (is_adapter_name(name)) continue;  // --lora's adapters start as LoRA starts them
     // The name, or where a base model's checkpoint or the other key layout keeps it.
     std::string stored = name;
     for (const std::string& candidate : hf->stored_names(name))

@@ -10,6 +10,7 @@
 #include "slimtrain/model/hf/qwen2_vl.hpp"
 #include "slimtrain/model/hf/roberta.hpp"
 #include "slimtrain/model/hf/vit.hpp"
+#include "slimtrain/model/lora.hpp"
 #include "slimtrain/model/model_spec.hpp"
 
 namespace slimtrain::model::hf {
@@ -56,7 +57,18 @@ const HfConfig& config_of(const ModelSpec& spec) {
 }
 
 std::shared_ptr<ClassifierImpl> build_model(const ModelSpec& spec) {
-  return config_of(spec).architecture().build(spec);
+  std::shared_ptr<ClassifierImpl> model = config_of(spec).architecture().build(spec);
+  // Built in, so that training, evaluation and export all see the same parameters.
+  if (!spec.lora.empty()) {
+    const auto* hf = dynamic_cast<const HfModel*>(model.get());
+    if (hf == nullptr || !hf->applies_lora())
+      SLIMTRAIN_THROW(ConfigError, "--lora: ", spec.model_option(), " (model_type \"",
+                      config_of(spec).model_type,
+                      "\") has no adapters yet (BERT, RoBERTa, XLM-R, "
+                      "DistilBERT, Qwen2, Llama and Qwen2-VL have)");
+    attach_lora(*model, LoraOptions::parse(spec.lora), hf->head_names(), spec.lora_train);
+  }
+  return model;
 }
 
 }  // namespace slimtrain::model::hf

@@ -5,6 +5,7 @@
 #include "slimtrain/model/attention.hpp"
 #include "slimtrain/model/hf/decoder_body.hpp"
 #include "slimtrain/model/hf/hf_model.hpp"
+#include "slimtrain/model/lora.hpp"
 
 namespace slimtrain::model::hf {
 namespace {
@@ -118,7 +119,7 @@ torch::Tensor VisionTower::block_forward(Block& b, const torch::Tensor& x, const
                                          const torch::Tensor& sin,
                                          const std::vector<std::int64_t>& segments) {
   const std::int64_t n = x.size(0), heads = config_.heads, hd = config_.width / heads;
-  const torch::Tensor qkv = b.qkv->forward(norm(b.norm1, b.rms1, x)).view({n, 3, heads, hd});
+  const torch::Tensor qkv = lora_linear(b.qkv, norm(b.norm1, b.rms1, x)).view({n, 3, heads, hd});
   // Rotary in float32, as transformers' apply_rotary_pos_emb_vision.
   const auto turn = [&](const torch::Tensor& t) {
     const torch::Tensor f = t.to(torch::kFloat32);
@@ -137,12 +138,13 @@ torch::Tensor VisionTower::block_forward(Block& b, const torch::Tensor& x, const
                         .reshape({len, heads * hd}));
     at += len;
   }
-  torch::Tensor h = x + b.proj->forward(torch::cat(parts, 0));
+  torch::Tensor h = x + lora_linear(b.proj, torch::cat(parts, 0));
   const torch::Tensor m = norm(b.norm2, b.rms2, h);
   if (config_.windowed)
-    return h + b.down_proj->forward(activation(config_.hidden_act, b.gate_proj->forward(m)) *
-                                    b.up_proj->forward(m));
-  return h + b.fc2->forward(activation(config_.hidden_act, b.fc1->forward(m)));
+    return h +
+           lora_linear(b.down_proj, activation(config_.hidden_act, lora_linear(b.gate_proj, m)) *
+                                        lora_linear(b.up_proj, m));
+  return h + lora_linear(b.fc2, activation(config_.hidden_act, lora_linear(b.fc1, m)));
 }
 
 torch::Tensor VisionTower::forward(const torch::Tensor& patches, const std::vector<Grid>& grids,
@@ -183,7 +185,7 @@ torch::Tensor VisionTower::forward(const torch::Tensor& patches, const std::vect
     x = block_forward(blocks_[i], x, cos, sin, whole ? full : windows);
   }
   torch::Tensor merged = norm(merger_norm_, merger_rms_, x).reshape({n / unit, c.width * unit});
-  merged = merger_out_->forward(torch::gelu(merger_in_->forward(merged)));
+  merged = lora_linear(merger_out_, torch::gelu(lora_linear(merger_in_, merged)));
   if (c.windowed) merged = merged.index_select(0, torch::argsort(window_index));
   return merged;
 }

@@ -73,6 +73,7 @@ class BertForSequenceClassification final : public HfModel {
   std::int64_t embedding_dim() const override { return config_->hidden_size; }
   const HfConfig& config() const override { return *config_; }
   std::string base_prefix() const override { return "bert."; }
+  bool applies_lora() const override { return true; }
   std::vector<std::string> head_names() const override {
     return {"classifier.weight", "classifier.bias"};
   }

@@ -32,6 +32,7 @@ class DecoderForSequenceClassification final : public HfModel {
   std::int64_t embedding_dim() const override { return config_->hidden_size; }
   const HfConfig& config() const override { return *config_; }
   std::string base_prefix() const override { return "model."; }
+  bool applies_lora() const override { return true; }
   std::vector<std::string> head_names() const override { return {"score.weight"}; }
   /** @brief Embeddings, each layer, the norm and the score gated (--shard parameters). */
   bool gates_weights() const override { return true; }

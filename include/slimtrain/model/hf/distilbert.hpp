@@ -43,6 +43,7 @@ class DistilBertForSequenceClassification final : public HfModel {
   std::int64_t embedding_dim() const override { return config_->hidden_size; }
   const HfConfig& config() const override { return *config_; }
   std::string base_prefix() const override { return "distilbert."; }
+  bool applies_lora() const override { return true; }
   std::vector<std::string> head_names() const override {
     return {"pre_classifier.weight", "pre_classifier.bias", "classifier.weight", "classifier.bias"};
   }

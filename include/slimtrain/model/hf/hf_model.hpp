@@ -24,6 +24,9 @@ class HfModel : public ClassifierImpl {
   virtual std::string base_prefix() const = 0;
   /** @brief The head's parameter names: created, not loaded, when missing or misshapen. */
   virtual std::vector<std::string> head_names() const = 0;
+  /** @brief Whether forward runs its body's linear layers through lora_linear() (lora.hpp), so
+   * that --lora's adapters take part. */
+  virtual bool applies_lora() const { return false; }
   /** @brief A pooler a base checkpoint may lack too (BERT's), or "". */
   virtual std::string optional_prefix() const { return ""; }
   /**

@@ -39,6 +39,7 @@ class Qwen2VLForSequenceClassification final : public HfModel {
   std::int64_t embedding_dim() const override { return config_->hidden_size; }
   const HfConfig& config() const override { return *config_; }
   std::string base_prefix() const override { return "model."; }
+  bool applies_lora() const override { return true; }
   std::vector<std::string> head_names() const override { return {"score.weight"}; }
   std::vector<std::string> stored_names(const std::string& name) const override;
 

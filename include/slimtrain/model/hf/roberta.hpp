@@ -27,6 +27,7 @@ class RobertaForSequenceClassification final : public HfModel {
   std::int64_t embedding_dim() const override { return config_->hidden_size; }
   const HfConfig& config() const override { return *config_; }
   std::string base_prefix() const override { return "roberta."; }
+  bool applies_lora() const override { return true; }
   std::vector<std::string> head_names() const override {
     return {"classifier.dense.weight", "classifier.dense.bias", "classifier.out_proj.weight",
             "classifier.out_proj.bias"};

@@ -1,0 +1,70 @@
+#pragma once
+/**
+ * @brief --lora: low-rank adapters beside a model's linear layers, as PEFT's LoRA makes them.
+ *
+ * A targeted linear layer W gets two children, lora_A (r x in, Kaiming-uniform as PEFT's
+ * default) and lora_B (out x r, zeros), so that its output becomes
+ * W x + (alpha / r) * B A dropout(x): at first the base model's own output. The children carry
+ * PEFT's names (`...q_proj.lora_A.weight`), which is what its adapter files hold under
+ * `base_model.model.`. The base weights are frozen: no gradient, no optimizer state, never on the
+ * data plane; what trains is the adapters, the classification head and the modules --lora-train
+ * names. A model applies the adapters where its forward calls lora_linear() for a linear layer;
+ * the hf models do for every linear layer of their bodies.
+ */
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace slimtrain::model {
+
+/** @brief What --lora says: "r=16,alpha=32,dropout=0.05,targets=q_proj,v_proj". */
+struct LoraOptions {
+  std::int64_t r = 16;
+  double alpha = 32.0;
+  double dropout = 0.05;
+  /** Module names (the last part of a linear layer's path, as PEFT matches them), or
+   * {"all-linear"}: every linear layer of the body, not the head. */
+  std::vector<std::string> targets{"all-linear"};
+
+  /** @brief Parses `text` (keys r, alpha, dropout, targets; targets' names run to the end or
+   * the next key); ConfigError naming `option` for anything else. */
+  static LoraOptions parse(const std::string& text, const std::string& option = "--lora");
+  /** @brief The canonical text parse() reads back (what a checkpoint's model spec stores). */
+  std::string canonical() const;
+  bool all_linear() const { return targets.size() == 1 && targets.front() == "all-linear"; }
+  double scale() const { return alpha / static_cast<double>(r); }
+};
+
+/** @brief A targeted layer's A matrix and what its forward needs: the scale and the dropout. */
+class LoraAImpl : public torch::nn::Module {
+ public:
+  LoraAImpl(std::int64_t in, std::int64_t r, double scale, double dropout);
+  torch::Tensor weight;  ///< [r, in]
+  double scale, dropout;
+};
+TORCH_MODULE(LoraA);
+
+/** @brief layer(x), plus its adapter's (alpha / r) B A dropout(x) when it has one. */
+torch::Tensor lora_linear(torch::nn::Linear layer, const torch::Tensor& x);
+
+/** @brief Whether parameter `name` is an adapter's (its path holds lora_A or lora_B). */
+bool is_adapter_name(const std::string& name);
+
+/**
+ * @brief Adds the adapters to every linear layer of `model` that `options` targets, except
+ * the head (parameters named in `head`), and freezes every parameter except the adapters, the
+ * head and the modules `train` names (each a module name or a path prefix: "embed_tokens",
+ * "model.norm"). Returns the targeted layers' paths; ConfigError naming --lora when none matches
+ * (with the linear layers' names there are) and naming --lora-train for a name that matches no
+ * parameter.
+ */
+std::vector<std::string> attach_lora(torch::nn::Module& model, const LoraOptions& options,
+                                     const std::vector<std::string>& head,
+                                     const std::vector<std::string>& train);
+
+/** @brief W += (alpha / r) B A for every adapter, in place (export --merge-lora). */
+void merge_lora(torch::nn::Module& model);
+
+}  // namespace slimtrain::model

@@ -1,0 +1,201 @@
+#include "slimtrain/model/lora.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "slimtrain/core/error.hpp"
+
+namespace slimtrain::model {
+
+namespace nn = torch::nn;
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, ',')) parts.push_back(part);
+  return parts;
+}
+
+double number(const std::string& option, const std::string& key, const std::string& value) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || !std::isfinite(v))
+    SLIMTRAIN_THROW(ConfigError, option, ": ", key, "='", value, "' is not a number");
+  return v;
+}
+
+std::string short_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// --lora-train NAME: a module's name anywhere in a path ("embed_tokens") or a path prefix.
+bool names_module(const std::string& parameter, const std::string& module) {
+  return parameter.compare(0, module.size() + 1, module + ".") == 0 ||
+         parameter.find("." + module + ".") != std::string::npos;
+}
+
+}  // namespace
+
+LoraOptions LoraOptions::parse(const std::string& text, const std::string& option) {
+  LoraOptions o;
+  bool alpha_given = false;
+  std::string key;
+  for (const std::string& part : split_commas(text)) {
+    const std::size_t eq = part.find('=');
+    if (eq == std::string::npos) {
+      // targets=q_proj,k_proj: the names after targets= run on until the next key.
+      if (key == "targets" && !part.empty()) {
+        o.targets.push_back(part);
+        continue;
+      }
+      SLIMTRAIN_THROW(ConfigError, option, ": '", part,
+                      "' is not KEY=VALUE (keys r, alpha, dropout, targets; e.g. "
+                      "r=16,alpha=32,dropout=0.05,targets=q_proj,v_proj)");
+    }
+    key = part.substr(0, eq);
+    const std::string value = part.substr(eq + 1);
+    if (key == "r") {
+      const double r = number(option, key, value);
+      if (r < 1 || r != std::floor(r) || r > 1e6)
+        SLIMTRAIN_THROW(ConfigError, option, ": r=", value, " is not a positive whole rank");
+      o.r = static_cast<std::int64_t>(r);
+    } else if (key == "alpha") {
+      o.alpha = number(option, key, value);
+      if (!(o.alpha > 0))
+        SLIMTRAIN_THROW(ConfigError, option, ": alpha=", value, " is not positive");
+      alpha_given = true;
+    } else if (key == "dropout") {
+      o.dropout = number(option, key, value);
+      if (!(o.dropout >= 0 && o.dropout < 1))
+        SLIMTRAIN_THROW(ConfigError, option, ": dropout=", value, " is outside [0, 1)");
+    } else if (key == "targets") {
+      if (value.empty()) SLIMTRAIN_THROW(ConfigError, option, ": targets= names no module");
+      o.targets = {value};
+    } else {
+      SLIMTRAIN_THROW(ConfigError, option, ": unknown key '", key,
+                      "' (keys r, alpha, dropout, targets)");
+    }
+  }
+  if (!alpha_given) o.alpha = 2.0 * static_cast<double>(o.r);  // the usual alpha = 2r
+  if (o.targets.size() > 1 &&
+      std::find(o.targets.begin(), o.targets.end(), "all-linear") != o.targets.end())
+    SLIMTRAIN_THROW(ConfigError, option,
+                    ": targets=all-linear stands alone (it names every "
+                    "linear layer of the body)");
+  return o;
+}
+
+std::string LoraOptions::canonical() const {
+  std::string text = "r=" + std::to_string(r) + ",alpha=" + short_number(alpha) +
+                     ",dropout=" + short_number(dropout) + ",targets=";
+  for (std::size_t i = 0; i < targets.size(); ++i) text += (i ? "," : "") + targets[i];
+  return text;
+}
+
+LoraAImpl::LoraAImpl(std::int64_t in, std::int64_t r, double scale_, double dropout_)
+    : scale(scale_), dropout(dropout_) {
+  weight = register_parameter("weight", torch::empty({r, in}));
+  // PEFT's default: kaiming_uniform_(a=sqrt(5)), uniform in +-1/sqrt(in).
+  torch::NoGradGuard no_grad;
+  nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+}
+
+torch::Tensor lora_linear(nn::Linear layer, const torch::Tensor& x) {
+  torch::Tensor y = layer->forward(x);
+  const auto children = layer->named_children();
+  if (children.is_empty()) return y;
+  const auto* a = children.find("lora_A");
+  const auto* b = children.find("lora_B");
+  if (a == nullptr || b == nullptr) return y;
+  const auto* adapter = dynamic_cast<const LoraAImpl*>(a->get());
+  const auto* up = dynamic_cast<const nn::LinearImpl*>(b->get());
+  if (adapter == nullptr || up == nullptr) return y;
+  const torch::Tensor h =
+      adapter->dropout > 0 ? torch::dropout(x, adapter->dropout, layer->is_training()) : x;
+  return y + torch::linear(torch::linear(h, adapter->weight), up->weight) * adapter->scale;
+}
+
+bool is_adapter_name(const std::string& name) {
+  return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
+}
+
+std::vector<std::string> attach_lora(nn::Module& model, const LoraOptions& options,
+                                     const std::vector<std::string>& head,
+                                     const std::vector<std::string>& train) {
+  const std::set<std::string> heads(head.begin(), head.end());
+  std::vector<std::string> targeted, names;
+  for (const auto& item : model.named_modules("", false)) {
+    auto* linear = dynamic_cast<nn::LinearImpl*>(item.value().get());
+    if (linear == nullptr || heads.count(item.key() + ".weight") != 0) continue;
+    const std::string& path = item.key();
+    const std::string last = path.substr(path.rfind('.') + 1);
+    if (std::find(names.begin(), names.end(), last) == names.end()) names.push_back(last);
+    const bool hit =
+        options.all_linear() ||
+        std::find(options.targets.begin(), options.targets.end(), last) != options.targets.end() ||
+        std::find(options.targets.begin(), options.targets.end(), path) != options.targets.end();
+    if (!hit) continue;
+    const std::int64_t in = linear->weight.size(1), out = linear->weight.size(0);
+    linear->register_module("lora_A", LoraA(in, options.r, options.scale(), options.dropout));
+    auto up = linear->register_module("lora_B",
+                                      nn::Linear(nn::LinearOptions(options.r, out).bias(false)));
+    torch::NoGradGuard no_grad;
+    up->weight.zero_();
+    targeted.push_back(path);
+  }
+  if (targeted.empty())
+    SLIMTRAIN_THROW(
+        ConfigError, "--lora: targets=", joined(options.targets),
+        " match no linear layer of the model's body (its linear layers: ", joined(names), ")");
+  std::vector<bool> used(train.size(), false);
+  for (auto& item : model.named_parameters(true)) {
+    bool trains = is_adapter_name(item.key()) || heads.count(item.key()) != 0;
+    for (std::size_t i = 0; i < train.size(); ++i)
+      if (names_module(item.key(), train[i])) trains = used[i] = true;
+    item.value().set_requires_grad(trains);
+  }
+  for (std::size_t i = 0; i < train.size(); ++i)
+    if (!used[i])
+      SLIMTRAIN_THROW(ConfigError, "--lora-train: '", train[i],
+                      "' names no module of the model (a name such as embed_tokens, or a path "
+                      "prefix such as model.norm)");
+  return targeted;
+}
+
+void merge_lora(nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model.named_modules("", false)) {
+    auto* linear = dynamic_cast<nn::LinearImpl*>(item.value().get());
+    if (linear == nullptr) continue;
+    const auto children = linear->named_children();
+    const auto* a = children.find("lora_A");
+    const auto* b = children.find("lora_B");
+    if (a == nullptr || b == nullptr) continue;
+    const auto* adapter = dynamic_cast<const LoraAImpl*>(a->get());
+    const auto* up = dynamic_cast<const nn::LinearImpl*>(b->get());
+    if (adapter == nullptr || up == nullptr) continue;
+    linear->weight.add_(torch::matmul(up->weight, adapter->weight).to(linear->weight.dtype()),
+                        adapter->scale);
+  }
+}
+
+}  // namespace slimtrain::model

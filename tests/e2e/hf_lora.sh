@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# --lora against PEFT (the venv's Python, SLIMTRAIN_TORCH_PYTHON, with peft), on small random
+# checkpoints transformers writes (tests/e2e/hf_models.py make_small; nothing downloaded):
+# - BERT (targets=all-linear), DistilBERT and Qwen2 (the attention projections) trained with
+#   --lora at np 2:
+#   the trainable parameters are PEFT's count for the same LoRA (the adapters and the head), the
+#   base stays as it was (a frozen tensor of the merged export equals the base's); `export --hf`
+#   writes PEFT's adapter format, and PeftModel.from_pretrained(base, adapter) predicts what
+#   `slimtrain eval --predictions` wrote, within 1e-5; `--merge-lora` writes a plain checkpoint
+#   that transformers loads with the same predictions;
+# - a LoRA run resumes at another world size; Qwen2 with LoRA learns the marker tokens within 5
+#   points of a full fine-tune of the same steps;
+# - bad --lora values, targets that match nothing, a model without adapters, --lora with --shard
+#   parameters and --merge-lora of a run without adapters are exit 2 naming them.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/train_lib.sh"
+PY2=${SLIMTRAIN_TORCH_PYTHON:-}
+[ -n "$PY2" ] && "$PY2" -c "import torch, transformers, safetensors, h5py, peft" 2>/dev/null ||
+  { echo "skipped: no Python with torch, transformers, safetensors, h5py and peft (SLIMTRAIN_TORCH_PYTHON='$PY2'; scripts/install-deps.sh --torch pip makes .torch-venv)"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+lora="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_lora.py"
+models="$SLIMTRAIN_SOURCE_DIR/tests/e2e/hf_models.py"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error
+py_start "$PY2"
+py "$models" make_small "$work" >/dev/null 2>&1 || { py "$models" make_small "$work"; exit 1; }
+np() { timeout 120 "$MPIEXEC" --oversubscribe -np "$@"; }
+D=$work/text.h5
+train() { np 2 "$S" train --data "$D" --optimizer adamw --batch-size 8 --threads 1 --seed 5 "$@"; }
+
+for m in bert distilbert qwen2-tune; do
+  targets=all-linear
+  [ "$m" = distilbert ] && targets=q_lin,k_lin,v_lin,out_lin
+  [ "$m" = qwen2-tune ] && targets=q_proj,k_proj,v_proj,o_proj
+  check "$m --lora targets=$targets at np 2" expect_rc 0 train --model "hf:$work/$m" \
+    --lora "r=4,dropout=0.1,targets=$targets" --lr 1e-2 --max-steps 30 --eval-every 0 --out "$work/run-$m"
+  check "  said in the log" contains "lora r=4,alpha=8,dropout=0.1,targets=$targets"
+  want=$(py "$lora" count "$work/$m" "$targets" 4 | grep -o 'trainable [0-9]*' | cut -d' ' -f2)
+  check "  trains PEFT's count of parameters ($want)" json_is "$(events "$work/run-$m" start)" \
+    "e['trainable_parameters'] == $want"
+  check "  eval --predictions" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run-$m" \
+    --predictions "$work/p-$m.h5" --threads 1
+  check "  export --hf: PEFT's adapter" expect_rc 0 "$S" export --hf --checkpoint "$work/run-$m" \
+    -o "$work/adapter-$m"
+  check "    PeftModel.from_pretrained predicts what eval wrote" py "$lora" peft "$work/$m" \
+    "$work/adapter-$m" "$D" "$work/p-$m.h5"
+  check "  export --hf --merge-lora" expect_rc 0 "$S" export --hf --merge-lora \
+    --checkpoint "$work/run-$m" -o "$work/merged-$m"
+  check "    from_pretrained predicts what eval wrote" py "$models" agree "$work/merged-$m" "$D" test \
+    "$work/p-$m.h5"
+done
+check "the checkpoints' weights exported" expect_rc 0 "$S" export --checkpoint "$work/run-bert" \
+  -o "$work/w-bert.safetensors"
+check "  the base frozen: BERT's embeddings as they were" py "$lora" kept "$work/bert" \
+  "$work/w-bert.safetensors" bert.embeddings.word_embeddings.weight
+check "  and a layer's query weight beside its adapter" py "$lora" kept "$work/bert" \
+  "$work/w-bert.safetensors" bert.encoder.layer.0.attention.self.query.weight
+check "  Qwen2's too" expect_rc 0 "$S" export --checkpoint "$work/run-qwen2-tune" \
+  -o "$work/w-qwen2.safetensors"
+check "    its attention's query weight as it was" py "$lora" kept "$work/qwen2-tune" \
+  "$work/w-qwen2.safetensors" model.layers.1.self_attn.q_proj.weight
+
+check "a LoRA run stopped at step 10 (np 2)" expect_rc 0 train --model "hf:$work/qwen2-tune" \
+  --lora r=4 --lr 1e-2 --max-steps 10 --eval-every 0 --checkpoint-every 10 --out "$work/resumed"
+check "  resumed at np 1 to step 20" expect_rc 0 timeout 120 "$MPIEXEC" -np 1 "$S" train --data "$D" \
+  --model "hf:$work/qwen2-tune" --lora r=4 --optimizer adamw --lr 1e-2 --batch-size 8 --threads 1 \
+  --seed 5 --max-steps 20 --eval-every 0 --resume auto --out "$work/resumed"
+check "  from step 10" contains "resumed from .*step-00000010 at step 10"
+
+# LoRA against a full fine-tune on the same data, batches and steps (12 epochs at np 2); each at
+# a learning rate that suits it (AdamW at 1e-2 in full, as e2e_hf_models; 5e-3 for the adapters).
+check "Qwen2 fine-tuned in full at np 2" expect_rc 0 train --model "hf:$work/qwen2-tune" \
+  --lr 1e-2 --epochs 12 --log-every 1000 --out "$work/full"
+check "Qwen2 with LoRA (r=8, all-linear) at np 2" expect_rc 0 train --model "hf:$work/qwen2-tune" \
+  --lora r=8,targets=all-linear --lr 5e-3 --epochs 12 --log-every 1000 --out "$work/learn"
+check "  learns the marker tokens within 5 points of the full fine-tune" json_is \
+  "[$(events "$work/learn" done), $(events "$work/full" done)]" \
+  'e[0]["final"]["accuracy"] >= e[1]["final"]["accuracy"] - 0.05 and e[0]["final"]["accuracy"] > 0.8'
+
+check "--lora r=0: exit 2" expect_rc 2 "$S" train --data "$D" --model "hf:$work/bert" --lora r=0 --out "$work/none"
+check "  naming it" contains "--lora: r=0 is not a positive whole rank"
+check "--lora with an unknown key: exit 2" expect_rc 2 "$S" train --data "$D" --model "hf:$work/bert" \
+  --lora rank=4 --out "$work/none"
+check "  naming the keys" contains "--lora: unknown key 'rank' (keys r, alpha, dropout, targets)"
+check "targets that match no layer: exit 2" expect_rc 2 "$S" train --data "$D" --model "hf:$work/bert" \
+  --lora targets=q_proj --out "$work/none"
+check "  naming the layers there are" contains "match no linear layer of the model's body (its linear layers: query, key, value, dense)"
+check "--lora on a built-in model: exit 2" expect_rc 2 "$S" train --data "$D" --model mlp --lora r=4 --out "$work/none"
+check "  naming it" contains "--lora: for --model hf:DIR (mlp has no adapters yet)"
+check "--lora with --shard parameters: exit 2" expect_rc 2 "$S" train --data "$D" \
+  --model "hf:$work/qwen2-tune" --lora r=4 --shard parameters --out "$work/none"
+check "  naming both" contains "--lora with --shard parameters: not built yet"
+check "--lora-train naming no module: exit 2" expect_rc 2 "$S" train --data "$D" \
+  --model "hf:$work/qwen2-tune" --lora r=4 --lora-train lm_head --out "$work/none"
+check "  naming it" contains "--lora-train: 'lm_head' names no module"
+check "a run without --lora" expect_rc 0 train --model "hf:$work/bert" --lr 1e-2 --max-steps 2 --eval-every 0 \
+  --final-split none --out "$work/plain"
+check "  export --hf --merge-lora of it: exit 2" expect_rc 2 "$S" export --hf --merge-lora \
+  --checkpoint "$work/plain" -o "$work/none"
+check "  naming why" contains "was not trained with --lora (it holds no adapters to merge)"
+finish
