@@ -5,6 +5,7 @@
 #include "slimtrain/ckpt/safetensors.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/model_for_data.hpp"
+#include "slimtrain/model/lora.hpp"
 
 namespace slimtrain::eval {
 
@@ -28,15 +29,33 @@ model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& net, const std:
   return model::hf::load_pretrained(net, hf_weight_source(dir));
 }
 
-CheckpointCount hf_checkpoint_parameters(const std::string& dir) {
+CheckpointCount hf_checkpoint_parameters(const std::string& dir, const model::ModelSpec* spec) {
   ckpt::SafetensorsSet set(dir);  // the headers only: no tensor is read
   CheckpointCount count;
+  const bool lora = spec != nullptr && !spec->lora.empty();
+  const model::LoraOptions options =
+      lora ? model::LoraOptions::parse(spec->lora) : model::LoraOptions{};
+  const auto trains = [&](std::int64_t n) {
+    count.trainable += n;
+    count.largest_trainable = std::max(count.largest_trainable, n);
+  };
   for (const std::string& name : set.names()) {
     if (model::hf::ignorable(name)) continue;
     const std::int64_t n = set.entry(name).numel();
     count.values += n;
     count.largest = std::max(count.largest, n);
+    if (!lora || model::lora_trains_in_full(name, spec->lora_train)) trains(n);
+    if (!lora) continue;
+    const std::int64_t adapter = model::lora_adapter_values(name, set.entry(name).shape, options);
+    if (adapter == 0) continue;
+    count.values += adapter;
+    // A and B, each its own tensor (the larger r x in or out x r, for the bucket's size).
+    trains(adapter);
+    count.largest_trainable =
+        std::max(count.largest_trainable,
+                 options.r * std::max(set.entry(name).shape[0], set.entry(name).shape[1]));
   }
+  if (lora) count.largest = count.largest_trainable;
   return count;
 }
 

@@ -181,6 +181,31 @@ std::vector<std::string> attach_lora(nn::Module& model, const LoraOptions& optio
   return targeted;
 }
 
+std::int64_t lora_adapter_values(const std::string& name, const std::vector<std::int64_t>& shape,
+                                 const LoraOptions& options) {
+  const std::string suffix = ".weight";
+  if (shape.size() != 2 || name.size() <= suffix.size() ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0 ||
+      lora_trains_in_full(name, {}))
+    return 0;
+  const std::string path = name.substr(0, name.size() - suffix.size());
+  const std::string last = path.substr(path.rfind('.') + 1);
+  const bool hit = options.all_linear()
+                       ? last.find("embed") == std::string::npos
+                       : std::find(options.targets.begin(), options.targets.end(), last) !=
+                                 options.targets.end() ||
+                             std::find(options.targets.begin(), options.targets.end(), path) !=
+                                 options.targets.end();
+  return hit ? options.r * (shape[0] + shape[1]) : 0;
+}
+
+bool lora_trains_in_full(const std::string& name, const std::vector<std::string>& train) {
+  for (const char* head : {"classifier.", "pre_classifier.", "score."})
+    if (name.rfind(head, 0) == 0) return true;
+  return std::any_of(train.begin(), train.end(),
+                     [&](const std::string& m) { return names_module(name, m); });
+}
+
 void merge_lora(nn::Module& model) {
   torch::NoGradGuard no_grad;
   for (const auto& item : model.named_modules("", false)) {

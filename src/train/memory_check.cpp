@@ -63,8 +63,9 @@ MemoryBudget own_budget(const Session& s) {
 ModelSize hf_model_size(const model::ModelSpec& spec, const data::DatasetInfo& info) {
   const model::hf::HfConfig& c = model::hf::config_of(spec);
   ModelSize m;
-  const eval::CheckpointCount count = eval::hf_checkpoint_parameters(spec.hf_dir);
-  m.parameters = m.trainable = count.values;
+  const eval::CheckpointCount count = eval::hf_checkpoint_parameters(spec.hf_dir, &spec);
+  m.parameters = count.values;
+  m.trainable = count.trainable;  // --lora: the adapters, the head, --lora-train's modules
   m.largest = count.largest;
   m.source = "the safetensors headers of " + spec.hf_dir;
   m.layers = c.num_hidden_layers;

@@ -3,8 +3,9 @@
 # checkpoints transformers writes (tests/e2e/hf_models.py make_small; nothing downloaded):
 # - BERT (targets=all-linear), DistilBERT and Qwen2 (the attention projections) trained with
 #   --lora at np 2:
-#   the trainable parameters are PEFT's count for the same LoRA (the adapters and the head), the
-#   base stays as it was (a frozen tensor of the merged export equals the base's); `export --hf`
+#   the trainable parameters are PEFT's count for the same LoRA (the adapters and the head), and
+#   the memory plan (from the checkpoint's headers) counts gradients for those alone; the base
+#   stays as it was (a frozen tensor of the merged export equals the base's); `export --hf`
 #   writes PEFT's adapter format, and PeftModel.from_pretrained(base, adapter) predicts what
 #   `slimtrain eval --predictions` wrote, within 1e-5; `--merge-lora` writes a plain checkpoint
 #   that transformers loads with the same predictions;
@@ -38,6 +39,8 @@ for m in bert distilbert qwen2-tune; do
   want=$(py "$lora" count "$work/$m" "$targets" 4 | grep -o 'trainable [0-9]*' | cut -d' ' -f2)
   check "  trains PEFT's count of parameters ($want)" json_is "$(events "$work/run-$m" start)" \
     "e['trainable_parameters'] == $want"
+  check "  the memory plan, from the headers, counts gradients for those alone" \
+    json_is "$(events "$work/run-$m" start)" "e['memory_plan']['gradient_bytes'] == 4 * $want"
   check "  eval --predictions" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/run-$m" \
     --predictions "$work/p-$m.h5" --threads 1
   check "  export --hf: PEFT's adapter" expect_rc 0 "$S" export --hf --checkpoint "$work/run-$m" \

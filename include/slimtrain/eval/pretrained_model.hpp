@@ -25,8 +25,12 @@ model::hf::PretrainedLoad load_hf_weights(model::ClassifierImpl& model, const st
  * largest, from the headers alone (the memory plan's count, before any weight exists). */
 struct CheckpointCount {
   std::int64_t values = 0, largest = 0;
+  /** With `spec`'s --lora: the values that train (the adapters, which add to `values`, the head
+   * and --lora-train's modules) and the largest of them; otherwise all of them. */
+  std::int64_t trainable = 0, largest_trainable = 0;
 };
-CheckpointCount hf_checkpoint_parameters(const std::string& dir);
+CheckpointCount hf_checkpoint_parameters(const std::string& dir,
+                                         const model::ModelSpec* spec = nullptr);
 
 /** @brief The log lines of a load: tensors loaded and left out (info), a created head (warn). */
 void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec,

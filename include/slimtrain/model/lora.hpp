@@ -64,6 +64,18 @@ std::vector<std::string> attach_lora(torch::nn::Module& model, const LoraOptions
                                      const std::vector<std::string>& head,
                                      const std::vector<std::string>& train);
 
+/**
+ * @brief For the memory plan, from a checkpoint's headers before any model is built: the values
+ * of the adapter `options` would put beside stored tensor `name` of `shape` (r x (in + out) for a
+ * targeted layer's 2-D weight; all-linear: any 2-D weight but an embedding's and the head's), 0
+ * otherwise.
+ */
+std::int64_t lora_adapter_values(const std::string& name, const std::vector<std::int64_t>& shape,
+                                 const LoraOptions& options);
+/** @brief Whether stored tensor `name` trains in full beside the adapters: the head's (classifier,
+ * pre_classifier, score) or a module `train` names (--lora-train). */
+bool lora_trains_in_full(const std::string& name, const std::vector<std::string>& train);
+
 /** @brief W += (alpha / r) B A for every adapter, in place (export --merge-lora). */
 void merge_lora(torch::nn::Module& model);
 
