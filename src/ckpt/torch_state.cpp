@@ -85,11 +85,12 @@ void load_param_states(torch::serialize::InputArchive& archive,
 }  // namespace
 
 std::vector<TensorEntry> host_copy(const torch::nn::Module& module, const std::string& prefix,
-                                   const std::unordered_map<const void*, torch::Tensor>& copied) {
+                                   const std::unordered_map<const void*, torch::Tensor>& copied,
+                                   const std::set<std::string>& left_out) {
   torch::NoGradGuard no_grad;
   std::vector<TensorEntry> entries;
   for (const auto& [name, tensor] : module_tensors(module)) {
-    if (!tensor.defined()) continue;
+    if (!tensor.defined() || left_out.count(name) != 0) continue;
     const auto ready = copied.find(tensor.unsafeGetTensorImpl());
     entries.push_back({prefix + name, ready != copied.end() ? ready->second : host_clone(tensor)});
   }
@@ -107,13 +108,21 @@ std::map<std::string, const torch::Tensor*> saved_tensors(const CheckpointState&
 }
 }  // namespace
 
+std::set<std::string> frozen_parameter_names(const torch::nn::Module& module) {
+  std::set<std::string> names;
+  for (const auto& p : module.named_parameters(true))
+    if (!p.value().requires_grad()) names.insert(p.key());
+  return names;
+}
+
 std::string first_difference(const torch::nn::Module& module, const CheckpointState& state,
-                             const std::string& prefix) {
+                             const std::string& prefix, const std::set<std::string>& may_lack) {
   const auto saved = saved_tensors(state, prefix);
   const auto targets = module_tensors(module);
   for (const auto& [name, target] : targets) {
     if (!target.defined()) continue;
     const auto it = saved.find(name);
+    if (it == saved.end() && may_lack.count(name) != 0) continue;  // the base model's
     if (it == saved.end())
       return detail::concat("the checkpoint (step ", state.step, ") has no tensor '", prefix, name,
                             "' for the model's '", name, "' of shape ", target.sizes());
@@ -121,7 +130,10 @@ std::string first_difference(const torch::nn::Module& module, const CheckpointSt
     if (source.sizes() != target.sizes())
       return detail::concat("'", name, "' has shape ", source.sizes(), " in the checkpoint and ",
                             target.sizes(), " in the model");
-    if (source.scalar_type() != target.scalar_type())
+    // A float type for another (a --lora run's base kept in bf16, evaluated in float32) loads
+    // converted; anything else must match.
+    if (source.scalar_type() != target.scalar_type() &&
+        !(source.is_floating_point() && target.is_floating_point()))
       return detail::concat("'", name, "' is ", source.scalar_type(), " in the checkpoint and ",
                             target.scalar_type(), " in the model");
   }
@@ -135,8 +147,9 @@ std::string first_difference(const torch::nn::Module& module, const CheckpointSt
   return "";
 }
 
-void load_into(torch::nn::Module& module, const CheckpointState& state, const std::string& prefix) {
-  const std::string difference = first_difference(module, state, prefix);
+void load_into(torch::nn::Module& module, const CheckpointState& state, const std::string& prefix,
+               const std::set<std::string>& may_lack) {
+  const std::string difference = first_difference(module, state, prefix, may_lack);
   if (!difference.empty())
     SLIMTRAIN_THROW(DataError, "checkpoint of step ", state.step,
                     " does not fit this model: ", difference);
@@ -146,7 +159,8 @@ void load_into(torch::nn::Module& module, const CheckpointState& state, const st
     if (e.deferred) deferred.insert(e.name);
   torch::NoGradGuard no_grad;
   for (const auto& [name, target] : module_tensors(module))
-    if (target.defined() && deferred.count(prefix + name) == 0) target.copy_(*saved.at(name));
+    if (target.defined() && deferred.count(prefix + name) == 0 && saved.count(name) != 0)
+      target.copy_(*saved.at(name));
 }
 
 std::string serialize_optimizer(const torch::optim::Optimizer& optimizer) {

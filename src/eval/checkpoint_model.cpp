@@ -2,13 +2,16 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "slimtrain/ckpt/checkpoint_io.hpp"
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
 #include "slimtrain/ckpt/layout.hpp"
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/model/deferred_weights.hpp"
+#include "slimtrain/model/hf/hf_model.hpp"
 
 namespace slimtrain::eval {
 namespace {
@@ -63,7 +66,15 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
     if (weights_stay) deferred.emplace(torch::kCPU);
     out.model = model::make_model(spec);
   }
-  ckpt::load_into(*out.model, state);  // the weights that stay: checked, not copied
+  // A --lora checkpoint holds what trained; the frozen base is read from the model it names.
+  std::set<std::string> from_base;
+  if (state.meta.contains("lora_base")) {
+    check_lora_base(state.meta["lora_base"], spec.hf_dir, out.checkpoint);
+    from_base = ckpt::frozen_parameter_names(*out.model);
+    out.base_dir = spec.hf_dir;
+    if (!weights_stay) load_hf_weights(*out.model, spec.hf_dir);
+  }
+  ckpt::load_into(*out.model, state, "model/", from_base);  // weights that stay: checked only
   if (weights_stay) out.stored = read;
   out.step = state.step;
   if (state.meta.contains("class_names") && state.meta["class_names"].is_array())
@@ -92,6 +103,12 @@ torch::Tensor stored_weight(const CheckpointModel& opened, const std::string& na
   for (const ckpt::TensorEntry& e : opened.stored->tensors)
     if (e.name == "model/" + name)
       return ckpt::read_elements(*opened.stored, e, 0, e.tensor.numel()).view(e.tensor.sizes());
+  if (!opened.base_dir.empty()) {  // a --lora checkpoint's frozen base
+    const model::hf::WeightSource base = hf_weight_source(opened.base_dir);
+    const auto* hf = dynamic_cast<const model::hf::HfModel*>(opened.model.get());
+    for (const std::string& stored : hf ? hf->stored_names(name) : std::vector<std::string>{name})
+      if (base.has(stored)) return base.read(stored);
+  }
   SLIMTRAIN_THROW(DataError, opened.checkpoint, ": has no tensor model/", name);
 }
 

@@ -1,8 +1,12 @@
 #include "slimtrain/eval/pretrained_model.hpp"
 
+#include <xxhash.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include "slimtrain/ckpt/safetensors.hpp"
+#include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/model_for_data.hpp"
 #include "slimtrain/model/lora.hpp"
@@ -57,6 +61,37 @@ CheckpointCount hf_checkpoint_parameters(const std::string& dir, const model::Mo
   }
   if (lora) count.largest = count.largest_trainable;
   return count;
+}
+
+nlohmann::json lora_base_record(const std::string& dir) {
+  ckpt::SafetensorsSet set(dir);
+  std::string text;
+  for (const std::string& name : set.names()) {
+    const ckpt::SafetensorsEntry& e = set.entry(name);
+    text += name + ' ' + e.dtype + ' ' + std::to_string(e.begin) + ' ' + std::to_string(e.end);
+    for (const std::int64_t d : e.shape) text += ' ' + std::to_string(d);
+    text += '\n';
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH64(text.data(), text.size(), 0)));
+  return {{"dir", dir}, {"headers_xxh64", hex}};
+}
+
+void check_lora_base(const nlohmann::json& record, const std::string& dir,
+                     const std::string& checkpoint) {
+  const std::string want = record.value("headers_xxh64", std::string());
+  std::string have;
+  try {
+    have = lora_base_record(dir).value("headers_xxh64", std::string());
+  } catch (const std::exception& e) {
+    SLIMTRAIN_THROW(DataError, checkpoint, " holds LoRA adapters of the base model ", dir,
+                    ", which cannot be read: ", e.what());
+  }
+  if (have != want)
+    SLIMTRAIN_THROW(DataError, checkpoint, " holds LoRA adapters of the base model in ", dir,
+                    ", but the safetensors there are not the ones it was trained on (headers ",
+                    have, ", trained on ", want, ")");
 }
 
 void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec,

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/deferred_weights.hpp"
 
 namespace slimtrain::model {
 
@@ -204,6 +205,21 @@ bool lora_trains_in_full(const std::string& name, const std::vector<std::string>
     if (name.rfind(head, 0) == 0) return true;
   return std::any_of(train.begin(), train.end(),
                      [&](const std::string& m) { return names_module(name, m); });
+}
+
+std::int64_t hold_frozen_in_bf16(nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  std::int64_t values = 0;
+  for (torch::Tensor p : model.parameters()) {
+    const bool frozen = !p.requires_grad() && p.is_floating_point();
+    const torch::ScalarType dtype = frozen ? torch::kBFloat16 : p.scalar_type();
+    if (!has_memory(p))
+      p.set_data(torch::empty(p.sizes(), p.options().dtype(dtype)));
+    else if (p.scalar_type() != dtype)
+      p.set_data(p.to(dtype));
+    if (frozen) values += p.numel();
+  }
+  return values;
 }
 
 void merge_lora(nn::Module& model) {

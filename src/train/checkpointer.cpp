@@ -286,6 +286,12 @@ void Checkpointer::save(const Position& at) {
     if (weights_staged) {
       state.tensors = entries_from_weight_files(*s_.model, s_.model->trainable_parameters(),
                                                 *s_.layout, writers);
+    } else if (!s_.lora_base.is_null()) {
+      // --lora: what trains; the frozen base stays in the model the record names.
+      state.tensors =
+          ckpt::host_copy(*s_.model, "model/", {}, ckpt::frozen_parameter_names(*s_.model));
+      state.meta["lora_base"] = s_.lora_base;
+      nonfinite = first_nonfinite(state.tensors);
     } else {
       state.tensors = ckpt::host_copy(*s_.model, "model/");
       nonfinite = first_nonfinite(state.tensors);

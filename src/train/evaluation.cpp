@@ -54,8 +54,9 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
   what.info = &s.info;
   what.split = split;
   what.shard.batch_size = s.cfg.eval_batch_size;
-  // On a GPU, in the precision the model trains in (on a CPU in float32, as `slimtrain eval`).
-  what.shard.bf16 = s.precision.bf16() && s.device.kind == "cuda";
+  // On a GPU, in the precision the model trains in (on a CPU in float32, as `slimtrain eval`,
+  // unless its frozen base is held in bf16: --lora with bf16).
+  what.shard.bf16 = s.precision.bf16() && (s.device.kind == "cuda" || !s.spec.lora.empty());
   what.shard.confusion_max_classes = s.cfg.confusion_max_classes;
   what.shard.batch_remedy = "train with --max-length or a smaller --eval-batch-size";
   // --shard parameters gathers each layer as evaluation reaches it too (layer_gate.hpp).

@@ -74,12 +74,12 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
   const int world = std::max(1, p.world);
   MemoryPlan plan;
   plan.shard = p.shard;
-  plan.weights = 4 * all + (p.bf16 ? 2 * trainable : 0);
+  const u64 frozen = (p.frozen_bf16 ? 2 : 4) * (all - std::min(all, trainable));
+  plan.weights = frozen + 4 * trainable + (p.bf16 ? 2 * trainable : 0);
   if (p.shard == ShardMode::parameters) {
     // The trained weights' shard, and what is gathered at once: the largest group computing (and
     // the next one with --overlap-gather), and a bucket at each end (a model that does not gate
     // its layers holds its every weight while a step runs).
-    const u64 frozen = 4 * (all - std::min(all, trainable));
     const u64 group = 4 * static_cast<u64>(std::max<std::int64_t>(m.largest_group, 0));
     const u64 gathered =
         m.largest_group > 0

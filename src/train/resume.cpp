@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "slimtrain/ckpt/checkpoint_manager.hpp"
@@ -9,6 +10,7 @@
 #include "slimtrain/comm/agreement.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/train/checkpointer.hpp"
 #include "slimtrain/train/optimizer_state.hpp"
 #include "slimtrain/train/weight_shards.hpp"
@@ -104,7 +106,14 @@ Resumed resume_if_asked(Session& s) {
                           "; use --resume none or a matching --model/--data");
         }
         if (s.shards && !into_shards) s.shards->wait_gathered();
-        ckpt::load_into(*s.model, state);  // with --shard parameters, what is not trained
+        // A --lora checkpoint leaves the frozen base to the model it was trained on: loaded
+        // already, and checked to be that one.
+        std::set<std::string> from_base;
+        if (state.meta.contains("lora_base")) {
+          eval::check_lora_base(state.meta["lora_base"], s.spec.hf_dir, out.path);
+          from_base = ckpt::frozen_parameter_names(*s.model);
+        }
+        ckpt::load_into(*s.model, state, "model/", from_base);  // --shard parameters: the rest
         if (into_shards) {
           std::vector<const ckpt::TensorEntry*> entry_of(trained.size(), nullptr);
           for (const ckpt::TensorEntry& e : state.tensors)

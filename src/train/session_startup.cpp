@@ -13,6 +13,7 @@
 #include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/model/deferred_weights.hpp"
 #include "slimtrain/model/hf/registry.hpp"
+#include "slimtrain/model/lora.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -168,14 +169,22 @@ void build_model(Session& s) {
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
   torch::manual_seed(cfg.seed);
   const bool into_shards = loads_into_shards(spec, parse_shard_mode(cfg.shard));
+  // --lora in bf16: the frozen base held in bf16, never whole in float32 (a 7B decoder's layers
+  // are made empty one by one and get bf16 memory before the load fills them).
+  const bool frozen_bf16 = !spec.lora.empty() && s.precision.bf16();
   {
     std::optional<model::DeferredWeights> deferred;  // the decoders' weights made empty
     if (into_shards) deferred.emplace(s.torch_device);
+    if (frozen_bf16) deferred.emplace(torch::Device(torch::kCPU));
     s.model = model::make_model(spec);
   }
   // The layers made and freed one by one left their memory in the heap (below glibc's mmap
   // threshold): given back, or it would sit beside the shard (135 MB of 250 in e2e_shard_loading).
-  if (into_shards) runtime::release_freed_memory();
+  if (into_shards || frozen_bf16) runtime::release_freed_memory();
+  if (!spec.lora.empty()) s.lora_base = eval::lora_base_record(spec.hf_dir);
+  if (frozen_bf16)
+    log::info("--lora with bf16: ", model::hold_frozen_in_bf16(*s.model),
+              " frozen values held in bfloat16 (no float32 master: they never change)");
   s.spec = s.model->spec();  // with what loading taught it (a script's signature)
   if (s.model->trainable_parameters().empty())
     SLIMTRAIN_THROW(ConfigError, "--model ", s.spec.model_option(),

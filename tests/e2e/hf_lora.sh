@@ -4,13 +4,16 @@
 # - BERT (targets=all-linear), DistilBERT and Qwen2 (the attention projections) trained with
 #   --lora at np 2:
 #   the trainable parameters are PEFT's count for the same LoRA (the adapters and the head), and
-#   the memory plan (from the checkpoint's headers) counts gradients for those alone; the base
-#   stays as it was (a frozen tensor of the merged export equals the base's); `export --hf`
+#   the memory plan (from the checkpoint's headers) counts gradients for those alone; checkpoints
+#   hold those alone and name the base (a digest of its headers: a replaced base is exit 2);
+#   `export --hf`
 #   writes PEFT's adapter format, and PeftModel.from_pretrained(base, adapter) predicts what
 #   `slimtrain eval --predictions` wrote, within 1e-5; `--merge-lora` writes a plain checkpoint
 #   that transformers loads with the same predictions;
 # - a LoRA run resumes at another world size; Qwen2 with LoRA learns the marker tokens within 5
 #   points of a full fine-tune of the same steps;
+# - with --precision bf16 the frozen base is held in bfloat16 (a Qwen2 stored in bf16): the plan
+#   counts 2 bytes a frozen value, it learns as LoRA in float32 does, PEFT predicts what eval wrote;
 # - bad --lora values, targets that match nothing, a model without adapters, --lora with --shard
 #   parameters and --merge-lora of a run without adapters are exit 2 naming them.
 . "$(dirname "$0")/lib.sh"
@@ -52,16 +55,26 @@ for m in bert distilbert qwen2-tune; do
   check "    from_pretrained predicts what eval wrote" py "$models" agree "$work/merged-$m" "$D" test \
     "$work/p-$m.h5"
 done
-check "the checkpoints' weights exported" expect_rc 0 "$S" export --checkpoint "$work/run-bert" \
-  -o "$work/w-bert.safetensors"
-check "  the base frozen: BERT's embeddings as they were" py "$lora" kept "$work/bert" \
-  "$work/w-bert.safetensors" bert.embeddings.word_embeddings.weight
-check "  and a layer's query weight beside its adapter" py "$lora" kept "$work/bert" \
-  "$work/w-bert.safetensors" bert.encoder.layer.0.attention.self.query.weight
-check "  Qwen2's too" expect_rc 0 "$S" export --checkpoint "$work/run-qwen2-tune" \
-  -o "$work/w-qwen2.safetensors"
-check "    its attention's query weight as it was" py "$lora" kept "$work/qwen2-tune" \
-  "$work/w-qwen2.safetensors" model.layers.1.self_attn.q_proj.weight
+# A LoRA checkpoint holds what trains; the frozen base stays in the model it names (a digest of its
+# safetensors headers kept), which eval and export read again.
+check "the checkpoint holds the adapters and the head alone" "$PY" - "$work/run-qwen2-tune" <<'EOF2'
+import glob, json, sys
+step = sorted(glob.glob(sys.argv[1] + "/checkpoints/step-*"))[-1]
+names = [t["name"] for t in json.load(open(step + "/manifest.json"))["tensors"] if t["name"].startswith("model/")]
+assert names and all(".lora_" in n or n.startswith("model/score.") for n in names), names
+base = json.load(open(step + "/state.json"))["meta"]["lora_base"]
+assert base["dir"].endswith("/qwen2-tune") and len(base["headers_xxh64"]) == 16, base
+print(f"  {len(names)} tensors, the base {base}")
+EOF2
+check "  the merged export's embeddings are the base's (BERT)" py "$lora" kept "$work/bert" \
+  "$work/merged-bert/model.safetensors" bert.embeddings.word_embeddings.weight
+cp -r "$work/qwen2-tune" "$work/qwen2-copy"
+check "a LoRA run on a copy of the base" expect_rc 0 train --model "hf:$work/qwen2-copy" --lora r=4 \
+  --lr 1e-2 --max-steps 4 --eval-every 0 --final-split none --out "$work/copy"
+cp "$work/qwen2-bf16/model.safetensors" "$work/qwen2-copy/model.safetensors"
+check "  the base replaced: eval --checkpoint is exit 2" expect_rc 2 "$S" eval --data "$D" \
+  --checkpoint "$work/copy"
+check "    naming the base and the checkpoint" contains "holds LoRA adapters of the base model in $work/qwen2-copy, but the safetensors there are not the ones it was trained on"
 
 check "a LoRA run stopped at step 10 (np 2)" expect_rc 0 train --model "hf:$work/qwen2-tune" \
   --lora r=4 --lr 1e-2 --max-steps 10 --eval-every 0 --checkpoint-every 10 --out "$work/resumed"
@@ -79,6 +92,29 @@ check "Qwen2 with LoRA (r=8, all-linear) at np 2" expect_rc 0 train --model "hf:
 check "  learns the marker tokens within 5 points of the full fine-tune" json_is \
   "[$(events "$work/learn" done), $(events "$work/full" done)]" \
   'e[0]["final"]["accuracy"] >= e[1]["final"]["accuracy"] - 0.05 and e[0]["final"]["accuracy"] > 0.8'
+
+# --precision bf16: the frozen base held in bfloat16 (no master: it never changes), here from a
+# checkpoint stored in bf16 as the 7B ones are; the adapters and the head train in float32.
+# --precision bf16 is refused on a CPU without native bf16 (train_options): checked where it runs.
+if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
+  check "Qwen2 stored in bf16, --lora with --precision bf16 at np 2" expect_rc 0 train \
+    --model "hf:$work/qwen2-bf16" --lora r=8,targets=all-linear --lr 5e-3 --precision bf16 \
+    --epochs 12 --log-every 1000 --out "$work/bf16"
+  check "  the frozen base held in bfloat16" contains "frozen values held in bfloat16"
+  check "  the memory plan counts it at 2 bytes a value" json_is "$(events "$work/bf16" start)" \
+    'e["memory_plan"]["weights_bytes"] == 2 * (e["parameters"] - e["trainable_parameters"]) + 6 * e["trainable_parameters"]'
+  check "  learns as LoRA in float32 does (within 5 points)" json_is \
+    "[$(events "$work/bf16" done), $(events "$work/learn" done)]" \
+    'e[0]["final"]["accuracy"] >= e[1]["final"]["accuracy"] - 0.05'
+  check "  eval --predictions" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/bf16" \
+    --predictions "$work/p-bf16.h5" --threads 1
+  check "  export --hf: PEFT's adapter" expect_rc 0 "$S" export --hf --checkpoint "$work/bf16" \
+    -o "$work/adapter-bf16"
+  check "    PeftModel.from_pretrained on the bf16 base predicts what eval wrote" py "$lora" peft \
+    "$work/qwen2-bf16" "$work/adapter-bf16" "$D" "$work/p-bf16.h5"
+else
+  echo "  the --precision bf16 checks need a CPU with native bf16 (avx512_bf16 or amx_bf16): this one has none"
+fi
 
 check "--lora r=0: exit 2" expect_rc 2 "$S" train --data "$D" --model "hf:$work/bert" --lora r=0 --out "$work/none"
 check "  naming it" contains "--lora: r=0 is not a positive whole rank"

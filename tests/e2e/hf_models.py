@@ -191,10 +191,12 @@ def make_small(d):
     DistilBertForSequenceClassification(DistilBertConfig(
         vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=64,
         num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/distilbert")
-    Qwen2ForSequenceClassification(Qwen2Config(
+    qwen2 = Qwen2ForSequenceClassification(Qwen2Config(
         vocab_size=120, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=64, num_labels=4, pad_token_id=0,
-        initializer_range=0.02)).save_pretrained(f"{d}/qwen2-tune")
+        initializer_range=0.02))
+    qwen2.save_pretrained(f"{d}/qwen2-tune")
+    qwen2.to(torch.bfloat16).save_pretrained(f"{d}/qwen2-bf16")  # stored as the 7B ones are
 
 
 def sequences(data, split):

@@ -2,6 +2,7 @@
 /** @brief Moving a torch module's and optimizer's state into and out of a CheckpointState. */
 #include <torch/torch.h>
 
+#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -42,7 +43,12 @@ inline OptimizerStateKey optimizer_state_key(const torch::Tensor& param) {
  * parameters copies each bucket's weights while they are gathered). */
 std::vector<TensorEntry> host_copy(
     const torch::nn::Module& module, const std::string& prefix = "model/",
-    const std::unordered_map<const void*, torch::Tensor>& copied = {});
+    const std::unordered_map<const void*, torch::Tensor>& copied = {},
+    const std::set<std::string>& left_out = {});
+
+/** @brief The names of `module`'s parameters that do not train (requires_grad false): what a
+ * --lora checkpoint leaves to its base model (host_copy's `left_out`, load_into's `may_lack`). */
+std::set<std::string> frozen_parameter_names(const torch::nn::Module& module);
 
 /**
  * @brief "" when `state` holds exactly `module`'s tensors (prefix+name, same shapes and dtypes),
@@ -50,7 +56,8 @@ std::vector<TensorEntry> host_copy(
  * model".
  */
 std::string first_difference(const torch::nn::Module& module, const CheckpointState& state,
-                             const std::string& prefix = "model/");
+                             const std::string& prefix = "model/",
+                             const std::set<std::string>& may_lack = {});
 
 /**
  * @brief Copies the tensors named prefix+<name> into `module`'s parameters and buffers. Every name
@@ -59,7 +66,7 @@ std::string first_difference(const torch::nn::Module& module, const CheckpointSt
  * A deferred tensor (read_checkpoint's `defer`) is checked and not copied: its reader fills it.
  */
 void load_into(torch::nn::Module& module, const CheckpointState& state,
-               const std::string& prefix = "model/");
+               const std::string& prefix = "model/", const std::set<std::string>& may_lack = {});
 
 /** @brief The optimizer's state as torch OutputArchive bytes (for CheckpointState::blobs). */
 std::string serialize_optimizer(const torch::optim::Optimizer& optimizer);

@@ -20,6 +20,9 @@ struct CheckpointModel {
   std::vector<std::string> class_names;  ///< the training data's, where the checkpoint has them
   /** @brief open_checkpoint_model: the checkpoint whose weights stay in its file. */
   std::shared_ptr<const ckpt::CheckpointState> stored;
+  /** @brief A --lora checkpoint's base model (hf:DIR), where stored_weight reads what the
+   * checkpoint leaves out; "" otherwise. */
+  std::string base_dir;
 };
 
 /**

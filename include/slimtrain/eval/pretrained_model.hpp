@@ -5,6 +5,7 @@
  * what `train` starts from and `eval` evaluates without a training run.
  */
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "slimtrain/data/dataset_info.hpp"
@@ -31,6 +32,17 @@ struct CheckpointCount {
 };
 CheckpointCount hf_checkpoint_parameters(const std::string& dir,
                                          const model::ModelSpec* spec = nullptr);
+
+/**
+ * @brief What a --lora checkpoint keeps of the base model it leaves out: its directory and a
+ * digest of its safetensors headers (every tensor's name, dtype, shape and place), which a
+ * different or re-saved base changes; the values themselves are not read (a 7B base is 15 GB).
+ */
+nlohmann::json lora_base_record(const std::string& dir);
+/** @brief DataError unless `dir` is the base `record` names (lora_base_record's digest), where
+ * `checkpoint` is the adapter checkpoint that needs it. */
+void check_lora_base(const nlohmann::json& record, const std::string& dir,
+                     const std::string& checkpoint);
 
 /** @brief The log lines of a load: tensors loaded and left out (info), a created head (warn). */
 void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec,

@@ -76,6 +76,13 @@ std::int64_t lora_adapter_values(const std::string& name, const std::vector<std:
  * pre_classifier, score) or a module `train` names (--lora-train). */
 bool lora_trains_in_full(const std::string& name, const std::vector<std::string>& train);
 
+/**
+ * @brief --lora with bf16: the frozen weights held in bfloat16 (they never change, so they need
+ * no float32 master), half their bytes; a weight made without memory (DeferredWeights) gets its
+ * memory here, bf16 when frozen, to be filled by the load. Returns the values now in bf16.
+ */
+std::int64_t hold_frozen_in_bf16(torch::nn::Module& model);
+
 /** @brief W += (alpha / r) B A for every adapter, in place (export --merge-lora). */
 void merge_lora(torch::nn::Module& model);
 

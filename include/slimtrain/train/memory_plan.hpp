@@ -46,7 +46,8 @@ struct PlanSettings {
   std::string optimizer = "sgd";  ///< sgd | adamw (| adam)
   double momentum = 0.9;
   bool bf16 = false;
-  bool bf16_wire = false;  ///< --grad-compression bf16
+  bool frozen_bf16 = false;  ///< --lora with bf16: the frozen base held in bf16 (no master)
+  bool bf16_wire = false;    ///< --grad-compression bf16
   bool fused_attention = false;
   bool overlap = true;              ///< buckets start during backward (--overlap not off)
   bool gather_ahead = false;        ///< --shard parameters: the next group gathered early

@@ -58,6 +58,9 @@ struct Session {
   /** @brief Rank 0's load of an hf:DIR checkpoint, told once whether the run resumes is known
    * (a resumed run replaces the weights, so the new head's warning would only mislead). */
   std::optional<model::hf::PretrainedLoad> hf_load;
+  /** @brief --lora: the base model its checkpoints leave out (eval::lora_base_record), else null.
+   */
+  nlohmann::json lora_base;
   /** @brief --shard parameters from hf:DIR: the checkpoint each rank reads its slices from. */
   std::optional<ShardLoading> shard_loading;
   /** @brief Gradient buckets and the weight broadcast, on the model's device. */
