@@ -127,6 +127,10 @@ void write_file(const std::string& path, const CheckpointState& state, const std
 std::string export_weights(const std::string& checkpoint, const std::string& output, bool force) {
   const std::string dir = CheckpointManager::resolve(checkpoint, "--checkpoint");
   const CheckpointState state = read_checkpoint(dir);
+  if (state.meta.is_object() && state.meta.contains("lora_base"))
+    SLIMTRAIN_THROW(ConfigError, "-o: checkpoint ", dir,
+                    " holds LoRA adapters without their base model: export them with --hf (PEFT's "
+                    "adapter format) or --hf --merge-lora (the merged model)");
   // HDF5's own stack dump would bury the one-line error SLIMTRAIN_CHECK_HDF5 already gives.
   data::silence_hdf5_errors();
   files::write_file_atomically(output, force, "-o", [&](const std::string& tmp) {

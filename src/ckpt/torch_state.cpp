@@ -130,10 +130,7 @@ std::string first_difference(const torch::nn::Module& module, const CheckpointSt
     if (source.sizes() != target.sizes())
       return detail::concat("'", name, "' has shape ", source.sizes(), " in the checkpoint and ",
                             target.sizes(), " in the model");
-    // A float type for another (a --lora run's base kept in bf16, evaluated in float32) loads
-    // converted; anything else must match.
-    if (source.scalar_type() != target.scalar_type() &&
-        !(source.is_floating_point() && target.is_floating_point()))
+    if (source.scalar_type() != target.scalar_type())
       return detail::concat("'", name, "' is ", source.scalar_type(), " in the checkpoint and ",
                             target.scalar_type(), " in the model");
   }

@@ -92,7 +92,7 @@ int run_export(const std::vector<std::string>& args) {
     if (cl.has("data")) SLIMTRAIN_THROW(ConfigError, "--data: not used with --hf");
     const std::string used = run_hf_export(e);
     std::cout << "exported " << used << " -> " << e.output
-              << " (HuggingFace: config.json and safetensors weights, for from_pretrained)\n";
+              << " (HuggingFace: for from_pretrained, or PEFT's adapter of a --lora run)\n";
     return kExitOk;
   }
   if (cl.get<bool>("torchscript")) {

@@ -69,10 +69,12 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
   // A --lora checkpoint holds what trained; the frozen base is read from the model it names.
   std::set<std::string> from_base;
   if (state.meta.contains("lora_base")) {
-    check_lora_base(state.meta["lora_base"], spec.hf_dir, out.checkpoint);
+    // Where the run found it, absolute: eval and export may run from another directory.
+    const std::string base = state.meta["lora_base"].value("dir", spec.hf_dir);
+    check_lora_base(state.meta["lora_base"], base, out.checkpoint);
     from_base = ckpt::frozen_parameter_names(*out.model);
-    out.base_dir = spec.hf_dir;
-    if (!weights_stay) load_hf_weights(*out.model, spec.hf_dir);
+    out.base_dir = base;
+    if (!weights_stay) load_hf_weights(*out.model, base);
   }
   ckpt::load_into(*out.model, state, "model/", from_base);  // weights that stay: checked only
   if (weights_stay) out.stored = read;

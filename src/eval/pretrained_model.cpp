@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "slimtrain/ckpt/safetensors.hpp"
 #include "slimtrain/core/error.hpp"
@@ -66,32 +67,43 @@ CheckpointCount hf_checkpoint_parameters(const std::string& dir, const model::Mo
 nlohmann::json lora_base_record(const std::string& dir) {
   ckpt::SafetensorsSet set(dir);
   std::string text;
+  // Each tensor's header entry and its first and last values: a fine-tune saved the same way
+  // has the same headers, not the same values.
+  constexpr std::int64_t kSample = 64;
   for (const std::string& name : set.names()) {
     const ckpt::SafetensorsEntry& e = set.entry(name);
     text += name + ' ' + e.dtype + ' ' + std::to_string(e.begin) + ' ' + std::to_string(e.end);
     for (const std::int64_t d : e.shape) text += ' ' + std::to_string(d);
+    const std::int64_t n = e.numel(), k = std::min(n, kSample);
+    for (const std::int64_t from : {std::int64_t{0}, n - k}) {
+      if (k == 0) break;
+      const torch::Tensor values = set.read_elements(name, from, k).contiguous();
+      text.append(static_cast<const char*>(values.data_ptr()),
+                  static_cast<std::size_t>(values.numel() * values.element_size()));
+    }
     text += '\n';
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 static_cast<unsigned long long>(XXH64(text.data(), text.size(), 0)));
-  return {{"dir", dir}, {"headers_xxh64", hex}};
+  return {{"dir", std::filesystem::absolute(dir).lexically_normal().string()},
+          {"digest_xxh64", hex}};
 }
 
 void check_lora_base(const nlohmann::json& record, const std::string& dir,
                      const std::string& checkpoint) {
-  const std::string want = record.value("headers_xxh64", std::string());
+  const std::string want = record.value("digest_xxh64", std::string());
   std::string have;
   try {
-    have = lora_base_record(dir).value("headers_xxh64", std::string());
+    have = lora_base_record(dir).value("digest_xxh64", std::string());
   } catch (const std::exception& e) {
     SLIMTRAIN_THROW(DataError, checkpoint, " holds LoRA adapters of the base model ", dir,
                     ", which cannot be read: ", e.what());
   }
   if (have != want)
     SLIMTRAIN_THROW(DataError, checkpoint, " holds LoRA adapters of the base model in ", dir,
-                    ", but the safetensors there are not the ones it was trained on (headers ",
-                    have, ", trained on ", want, ")");
+                    ", but the safetensors there are not the ones it was trained on (digest ", have,
+                    ", trained on ", want, ")");
 }
 
 void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& spec,

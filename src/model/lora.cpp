@@ -167,6 +167,14 @@ std::vector<std::string> attach_lora(nn::Module& model, const LoraOptions& optio
     SLIMTRAIN_THROW(
         ConfigError, "--lora: targets=", joined(options.targets),
         " match no linear layer of the model's body (its linear layers: ", joined(names), ")");
+  // Each name must match something: a typo would leave its layers without adapters, unsaid.
+  for (const std::string& t : options.all_linear() ? std::vector<std::string>{} : options.targets)
+    if (std::none_of(targeted.begin(), targeted.end(), [&](const std::string& path) {
+          return path == t || path.substr(path.rfind('.') + 1) == t;
+        }))
+      SLIMTRAIN_THROW(
+          ConfigError, "--lora: targets=", t,
+          " matches no linear layer of the model's body (its linear layers: ", joined(names), ")");
   std::vector<bool> used(train.size(), false);
   for (auto& item : model.named_parameters(true)) {
     bool trains = is_adapter_name(item.key()) || heads.count(item.key()) != 0;

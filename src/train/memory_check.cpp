@@ -26,6 +26,7 @@ PlanSettings settings_of(const Session& s) {
   p.momentum = cfg.optim.momentum;
   p.bf16 = s.precision.bf16();
   p.frozen_bf16 = p.bf16 && !cfg.arch.lora.empty();
+  p.lora = !cfg.arch.lora.empty();
   p.bf16_wire = parse_grad_compression(cfg.grad_compression) == GradCompression::bf16;
   p.fused_attention = model::fused_attention_available();
   p.overlap = cfg.overlap != "off";

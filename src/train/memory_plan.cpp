@@ -117,7 +117,7 @@ std::string refuse_unless_fits(const ModelSize& m, const PlanSettings& p, const 
   std::string out = "the memory plan needs " + plan.describe() + ", more than rank " +
                     std::to_string(b.rank) + "'s " + gigabytes(b.bytes) + " (" + b.source + ")";
   for (ShardMode mode : {ShardMode::optimizer, ShardMode::gradients, ShardMode::parameters}) {
-    if (mode <= p.shard) continue;
+    if (mode <= p.shard || (p.lora && mode == ShardMode::parameters)) continue;
     PlanSettings other = p;
     other.shard = mode;
     const MemoryPlan fits = plan_memory(m, other);
@@ -131,6 +131,7 @@ std::string refuse_unless_fits(const ModelSize& m, const PlanSettings& p, const 
     at.world = world;
     at.shard = ShardMode::gradients;
     const MemoryPlan gradients = plan_memory(m, at);
+    if (p.lora) return gradients;
     at.shard = ShardMode::parameters;
     const MemoryPlan parameters = plan_memory(m, at);
     return parameters.total() < gradients.total() ? parameters : gradients;

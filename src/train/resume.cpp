@@ -99,7 +99,10 @@ Resumed resume_if_asked(Session& s) {
           model::ModelSpec written = s.spec;
           if (state.meta.contains("model"))
             written = model::ModelSpec::from_json(state.meta["model"]);
-          const std::string difference = ckpt::first_difference(*s.model, state);
+          const std::string difference = ckpt::first_difference(
+              *s.model, state, "model/",
+              state.meta.contains("lora_base") ? ckpt::frozen_parameter_names(*s.model)
+                                               : std::set<std::string>{});
           SLIMTRAIN_THROW(ConfigError, "--resume: checkpoint ", out.path, " was written for ",
                           written.describe(), " but this run builds ", s.spec.describe(),
                           difference.empty() ? "" : "; first difference: ", difference,

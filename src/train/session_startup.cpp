@@ -1,6 +1,7 @@
 // open_session: the start-up order of a training run, stated once, and its stages.
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -151,6 +152,21 @@ void match_inputs(Session& s) {
   s.model->set_probe_inputs(probe_inputs(info, s.cfg.batch_size));
 }
 
+// --lora freezes what it does not train: a tensor the base lacks (a BERT saved without its
+// pooler) would stay at random values all run and be left out of every checkpoint.
+void refuse_frozen_and_new(const model::ClassifierImpl& model,
+                           const model::hf::PretrainedLoad& load, const model::ModelSpec& spec) {
+  std::string frozen;
+  for (const auto& p : model.named_parameters(true))
+    if (!p.value().requires_grad() &&
+        std::find(load.created.begin(), load.created.end(), p.key()) != load.created.end())
+      frozen += (frozen.empty() ? "" : ", ") + p.key();
+  if (!frozen.empty())
+    SLIMTRAIN_THROW(ConfigError, "--lora: ", spec.model_option(), " has no ", frozen,
+                    ", which --lora would keep frozen at random values; train them with "
+                    "--lora-train (their module's name or path)");
+}
+
 void build_model(Session& s) {
   const TrainConfig& cfg = s.cfg;
   // Checked before anything is built: the file holds what this kind of model takes.
@@ -204,6 +220,7 @@ void build_model(Session& s) {
     if (s.rt.rank() == 0) s.hf_load = match.load;
   } else if (s.spec.name == "hf" && s.rt.rank() == 0) {  // the initial broadcast gives the others
     s.hf_load = eval::load_hf_weights(*s.model, s.spec.hf_dir);
+    if (!spec.lora.empty()) refuse_frozen_and_new(*s.model, *s.hf_load, s.spec);
   }
   if (cfg.activation_checkpointing == "layers") {
     if (!s.model->recomputes_layers())

@@ -151,7 +151,9 @@ StepDecision Trainer::train_step(const data::Batch& batch, bool log_now) {
     timer_.enter(kForward, step);
     // --overlap-gather: a built-in model waits for each layer's weights as it reaches it.
     // --shard parameters: a built-in model gathers each layer's weights as it reaches it.
-    if (s.shards && !s.model->gates_weights()) s.shards->wait_gathered();
+    // A LoRA model's gates list its layers' weights as built, before the adapters were added:
+    // it waits whole.
+    if (s.shards && (!s.model->gates_weights() || !s.spec.lora.empty())) s.shards->wait_gathered();
     if (s.layer_gate) s.layer_gate->begin_forward();
     try {
       forward_backward(b, poison_loss && micro == 0, micro, micro_batches);

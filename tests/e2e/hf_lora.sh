@@ -5,7 +5,8 @@
 #   --lora at np 2:
 #   the trainable parameters are PEFT's count for the same LoRA (the adapters and the head), and
 #   the memory plan (from the checkpoint's headers) counts gradients for those alone; checkpoints
-#   hold those alone and name the base (a digest of its headers: a replaced base is exit 2);
+#   hold those alone and name the base (a digest of its headers and of samples of its values: a
+#   base replaced by a same-shaped fine-tune is exit 2); a plain export of them is refused;
 #   `export --hf`
 #   writes PEFT's adapter format, and PeftModel.from_pretrained(base, adapter) predicts what
 #   `slimtrain eval --predictions` wrote, within 1e-5; `--merge-lora` writes a plain checkpoint
@@ -55,15 +56,15 @@ for m in bert distilbert qwen2-tune; do
   check "    from_pretrained predicts what eval wrote" py "$models" agree "$work/merged-$m" "$D" test \
     "$work/p-$m.h5"
 done
-# A LoRA checkpoint holds what trains; the frozen base stays in the model it names (a digest of its
-# safetensors headers kept), which eval and export read again.
+# A LoRA checkpoint holds what trains; the frozen base stays in the model it names (its absolute
+# directory, a digest of its headers and sampled values), which eval and export read again.
 check "the checkpoint holds the adapters and the head alone" "$PY" - "$work/run-qwen2-tune" <<'EOF2'
 import glob, json, sys
 step = sorted(glob.glob(sys.argv[1] + "/checkpoints/step-*"))[-1]
 names = [t["name"] for t in json.load(open(step + "/manifest.json"))["tensors"] if t["name"].startswith("model/")]
 assert names and all(".lora_" in n or n.startswith("model/score.") for n in names), names
 base = json.load(open(step + "/state.json"))["meta"]["lora_base"]
-assert base["dir"].endswith("/qwen2-tune") and len(base["headers_xxh64"]) == 16, base
+assert base["dir"].endswith("/qwen2-tune") and len(base["digest_xxh64"]) == 16, base
 print(f"  {len(names)} tensors, the base {base}")
 EOF2
 check "  the merged export's embeddings are the base's (BERT)" py "$lora" kept "$work/bert" \
@@ -71,10 +72,35 @@ check "  the merged export's embeddings are the base's (BERT)" py "$lora" kept "
 cp -r "$work/qwen2-tune" "$work/qwen2-copy"
 check "a LoRA run on a copy of the base" expect_rc 0 train --model "hf:$work/qwen2-copy" --lora r=4 \
   --lr 1e-2 --max-steps 4 --eval-every 0 --final-split none --out "$work/copy"
-cp "$work/qwen2-bf16/model.safetensors" "$work/qwen2-copy/model.safetensors"
-check "  the base replaced: eval --checkpoint is exit 2" expect_rc 2 "$S" eval --data "$D" \
-  --checkpoint "$work/copy"
+check "  the base replaced by a fine-tune of the same shapes" py - "$work/qwen2-tune/model.safetensors" \
+  "$work/qwen2-copy/model.safetensors" <<'EOF2'
+import sys
+from safetensors.torch import load_file, save_file
+save_file({k: v + 0.01 for k, v in load_file(sys.argv[1]).items()}, sys.argv[2], metadata={"format": "pt"})
+EOF2
+check "  eval --checkpoint from another directory: exit 2" expect_rc 2 \
+  bash -c 'cd / && "$0" eval --data "$1" --checkpoint "$2"' "$S" "$D" "$work/copy"
 check "    naming the base and the checkpoint" contains "holds LoRA adapters of the base model in $work/qwen2-copy, but the safetensors there are not the ones it was trained on"
+check "plain export -o W.safetensors of a LoRA checkpoint: exit 2" expect_rc 2 "$S" export \
+  --checkpoint "$work/run-bert" -o "$work/w.safetensors"
+check "  pointing to --hf" contains "holds LoRA adapters without their base model: export them with --hf"
+cp -r "$work/bert" "$work/bert-nopooler"
+check "a BERT saved without its pooler" py - "$work/bert/model.safetensors" \
+  "$work/bert-nopooler/model.safetensors" <<'EOF2'
+import sys
+from safetensors.torch import load_file, save_file
+save_file({k: v for k, v in load_file(sys.argv[1]).items() if ".pooler." not in k}, sys.argv[2],
+          metadata={"format": "pt"})
+EOF2
+check "  --lora targets=query,value: exit 2 (the new pooler would stay random)" expect_rc 2 "$S" train \
+  --data "$D" --model "hf:$work/bert-nopooler" --lora targets=query,value --out "$work/none"
+check "    naming it and --lora-train" contains "has no bert.pooler.dense.weight, bert.pooler.dense.bias, which --lora would keep frozen at random values; train them with --lora-train"
+check "  with --lora-train bert.pooler it trains" expect_rc 0 "$S" train --data "$D" \
+  --model "hf:$work/bert-nopooler" --lora targets=query,value --lora-train bert.pooler \
+  --max-steps 2 --threads 1 --final-split none --out "$work/pooler"
+check "targets with a name that matches nothing: exit 2" expect_rc 2 "$S" train --data "$D" \
+  --model "hf:$work/qwen2-tune" --lora targets=q_proj,v_prj --out "$work/none"
+check "  naming it" contains "--lora: targets=v_prj matches no linear layer"
 
 check "a LoRA run stopped at step 10 (np 2)" expect_rc 0 train --model "hf:$work/qwen2-tune" \
   --lora r=4 --lr 1e-2 --max-steps 10 --eval-every 0 --checkpoint-every 10 --out "$work/resumed"

@@ -102,6 +102,16 @@ TEST(Lora, NamesWhatIsThereWhenTargetsMatchNothing) {
     EXPECT_NE(std::string(e.what()).find("its linear layers: q_proj, v_proj"), std::string::npos)
         << e.what();
   }
+  try {  // one name of several that matches nothing: a typo, not silently dropped
+    Tiny other;
+    slimtrain::model::attach_lora(other, LoraOptions::parse("targets=q_proj,v_prj"),
+                                  {"classifier.weight"}, {});
+    FAIL() << "no refusal";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("targets=v_prj matches no linear layer"),
+              std::string::npos)
+        << e.what();
+  }
   try {
     slimtrain::model::attach_lora(m, LoraOptions::parse("r=2"), {"classifier.weight"}, {"norm"});
     FAIL() << "no refusal";

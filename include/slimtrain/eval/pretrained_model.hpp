@@ -34,9 +34,10 @@ CheckpointCount hf_checkpoint_parameters(const std::string& dir,
                                          const model::ModelSpec* spec = nullptr);
 
 /**
- * @brief What a --lora checkpoint keeps of the base model it leaves out: its directory and a
- * digest of its safetensors headers (every tensor's name, dtype, shape and place), which a
- * different or re-saved base changes; the values themselves are not read (a 7B base is 15 GB).
+ * @brief What a --lora checkpoint keeps of the base model it leaves out: its absolute directory
+ * and a digest of its safetensors headers (every tensor's name, dtype, shape and place) and of
+ * each tensor's first and last 64 values, which a re-saved base or a fine-tune of the same shapes
+ * changes; the rest of the values is not read (a 7B base is 15 GB).
  */
 nlohmann::json lora_base_record(const std::string& dir);
 /** @brief DataError unless `dir` is the base `record` names (lora_base_record's digest), where

@@ -47,6 +47,7 @@ struct PlanSettings {
   double momentum = 0.9;
   bool bf16 = false;
   bool frozen_bf16 = false;  ///< --lora with bf16: the frozen base held in bf16 (no master)
+  bool lora = false;         ///< --lora: --shard parameters is not offered (not built with it)
   bool bf16_wire = false;    ///< --grad-compression bf16
   bool fused_attention = false;
   bool overlap = true;              ///< buckets start during backward (--overlap not off)
