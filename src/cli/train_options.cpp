@@ -4,7 +4,7 @@
 
 #include "slimtrain/cli/command_line.hpp"
 #include "slimtrain/eval/eval_stats.hpp"
-#include "slimtrain/model/lora.hpp"
+#include "slimtrain/model/lora_options.hpp"
 #include "slimtrain/model/model_option.hpp"
 
 namespace slimtrain::cli {
