@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "slimtrain/core/detail/joined.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/deferred_weights.hpp"
 
@@ -14,12 +15,6 @@ namespace slimtrain::model {
 namespace nn = torch::nn;
 
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 // --lora-train NAME: a module's name anywhere in a path ("embed_tokens") or a path prefix.
 bool names_module(const std::string& parameter, const std::string& module) {
@@ -81,17 +76,17 @@ std::vector<std::string> attach_lora(nn::Module& model, const LoraOptions& optio
     targeted.push_back(path);
   }
   if (targeted.empty())
-    SLIMTRAIN_THROW(
-        ConfigError, "--lora: targets=", joined(options.targets),
-        " match no linear layer of the model's body (its linear layers: ", joined(names), ")");
+    SLIMTRAIN_THROW(ConfigError, "--lora: targets=", detail::joined(options.targets),
+                    " match no linear layer of the model's body (its linear layers: ",
+                    detail::joined(names), ")");
   // Each name must match something: a typo would leave its layers without adapters, unsaid.
   for (const std::string& t : options.all_linear() ? std::vector<std::string>{} : options.targets)
     if (std::none_of(targeted.begin(), targeted.end(), [&](const std::string& path) {
           return path == t || path.substr(path.rfind('.') + 1) == t;
         }))
-      SLIMTRAIN_THROW(
-          ConfigError, "--lora: targets=", t,
-          " matches no linear layer of the model's body (its linear layers: ", joined(names), ")");
+      SLIMTRAIN_THROW(ConfigError, "--lora: targets=", t,
+                      " matches no linear layer of the model's body (its linear layers: ",
+                      detail::joined(names), ")");
   std::vector<bool> used(train.size(), false);
   for (auto& item : model.named_parameters(true)) {
     bool trains = is_adapter_name(item.key()) || heads.count(item.key()) != 0;
