@@ -32,8 +32,8 @@ LoraAImpl::LoraAImpl(std::int64_t in, std::int64_t r, double scale_, double drop
   nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
 }
 
-torch::Tensor lora_linear(nn::Linear layer, const torch::Tensor& x) {
-  torch::Tensor y = layer->forward(x);
+torch::Tensor lora_linear(nn::Linear layer, const torch::Tensor& x, GradSink* sink) {
+  torch::Tensor y = linear(x, *layer, sink);
   const auto children = layer->named_children();
   if (children.is_empty()) return y;
   const auto* a = children.find("lora_A");

@@ -18,6 +18,13 @@ void keep_freed_memory() {
 #endif
 }
 
+void return_freed_memory() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 16 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
 void release_freed_memory() {
 #ifdef __GLIBC__
   malloc_trim(0);

@@ -56,6 +56,10 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
     }
     buckets_.push_back(std::move(b));
   }
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    order_.push_back(i);
+    position_.push_back(i);
+  }
   const std::vector<ShardPiece> mine = layout_.shard(plane_.rank());
   for (std::size_t i = 0; shard_ != ShardMode::none && i < buckets_.size(); ++i) {
     if (shard_ == ShardMode::optimizer) {
@@ -241,10 +245,22 @@ void GradientSync::mark_ready(std::size_t bucket) {
   launch_ready();
 }
 
+void GradientSync::set_launch_order(std::vector<std::size_t> order) {
+  std::vector<std::size_t> position(buckets_.size(), buckets_.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (order[i] < position.size() && position[order[i]] == buckets_.size()) position[order[i]] = i;
+  if (order.size() != buckets_.size() ||
+      std::find(position.begin(), position.end(), buckets_.size()) != position.end())
+    SLIMTRAIN_THROW(ConfigError, "gradient sync: a launch order of ", order.size(),
+                    " entries is not a permutation of the ", buckets_.size(), " buckets");
+  order_ = std::move(order);
+  position_ = std::move(position);
+}
+
 void GradientSync::launch_ready() {
-  // Strict index order: every rank issues the same collectives in the same order.
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].ready) {
-    start(buckets_[next_launch_], next_launch_);
+  // Strict launch order: every rank issues the same collectives in the same order.
+  while (next_launch_ < order_.size() && buckets_[order_[next_launch_]].ready) {
+    start(buckets_[order_[next_launch_]], order_[next_launch_]);
     ++next_launch_;
   }
 }
@@ -273,8 +289,9 @@ void GradientSync::start(Bucket& b, std::size_t index) {
 }
 
 void GradientSync::wait_for_older(std::size_t index) {
-  if (index < kInFlight) return;
-  Bucket& oldest = buckets_[index - kInFlight];
+  const std::size_t at = position_[index];
+  if (at < kInFlight) return;
+  Bucket& oldest = buckets_[order_[at - kInFlight]];
   if (oldest.work) oldest.work->wait();
 }
 

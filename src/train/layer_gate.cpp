@@ -7,7 +7,19 @@ namespace slimtrain::train {
 void LayerGate::begin_forward() {
   if (!segments_.empty()) planned_ = std::move(segments_);
   segments_.clear();
+  first_use_.clear();
+  input_only_ = false;
   ++generation_;
+}
+
+std::vector<std::size_t> LayerGate::launch_order(std::size_t buckets) const {
+  std::vector<std::size_t> order(first_use_.rbegin(), first_use_.rend());
+  std::vector<char> placed(buckets, 0);
+  for (const std::size_t b : order)
+    if (b < buckets) placed[b] = 1;
+  for (std::size_t b = 0; b < buckets; ++b)
+    if (!placed[b]) order.push_back(b);
+  return order;
 }
 
 std::vector<std::size_t> LayerGate::wanted(std::size_t a, std::size_t b) const {
@@ -27,8 +39,14 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
     shards_.await(weights);
     return;
   }
+  for (const torch::Tensor& w : weights) {
+    const std::vector<std::size_t> of = shards_.buckets_of({w});
+    if (!of.empty() && std::find(first_use_.begin(), first_use_.end(), of[0]) == first_use_.end())
+      first_use_.push_back(of[0]);
+  }
   const bool opens = (segments_.empty() || (x.defined() && x.requires_grad()));
   if (!opens) {  // more weights of the segment computing
+    if (segments_.size() == 1) input_only_ = input_only_ && x.defined() && !x.requires_grad();
     for (const std::size_t b : buckets)
       if (std::find(segments_.back().begin(), segments_.back().end(), b) == segments_.back().end())
         segments_.back().push_back(b);
@@ -37,6 +55,7 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
     return;
   }
   const std::size_t k = segments_.size();
+  if (k == 0) input_only_ = x.defined() && !x.requires_grad();
   segments_.push_back(buckets);
   // The segments before are done with (until backward); the next one, as the previous forward
   // ran it, is gathered while this one computes. Freed first, so that the two are the most held.
@@ -58,6 +77,10 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
 void LayerGate::after_backward_of(std::size_t k, std::uint64_t generation) {
   if (generation != generation_ || k == 0 || k > segments_.size()) return;  // an older graph's
   // Segment k has its gradients: segment k - 1 computes next, k - 2 after it.
+  if (k == 1 && input_only_) {  // its backward reads no weight of it
+    shards_.release_except({});
+    return;
+  }
   const std::size_t ahead = prefetch_ && k >= 2 ? k - 2 : k - 1;
   shards_.release_except(wanted(k - 1, ahead));
   shards_.prefetch(segments_[k - 1]);

@@ -1,6 +1,7 @@
 #include "slimtrain/train/memory_check.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
@@ -35,6 +36,8 @@ PlanSettings settings_of(const Session& s) {
   p.batch = cfg.batch_size;
   p.recompute_layers = cfg.activation_checkpointing == "layers";
   p.bucket_bytes = gradient_bucket_bytes(cfg.bucket_bytes, s.device.kind == "cuda");
+  p.gradients_in_pieces =
+      p.overlap && choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK")).on;
   // A GPU's budget is its free memory, which the process's host memory does not come out of.
   p.process_bytes = s.device.kind == "cuda" ? 0 : runtime::resident_bytes();
   return p;
@@ -72,11 +75,11 @@ ModelSize hf_model_size(const model::ModelSpec& spec, const data::DatasetInfo& i
   m.source = "the safetensors headers of " + spec.hf_dir;
   m.layers = c.num_hidden_layers;
   // Embeddings, the layers, the final norm and the head, each gathered on its own.
-  // A gated model gathers each layer's attention and feed-forward halves apart (decoder_body),
-  // its embeddings and head on their own.
+  // A gated model gathers each layer's attention, its feed-forward's norm with the gate and up
+  // projections, and its down projection apart (decoder_body), its embeddings and head alone.
   if (c.architecture().gates_layers)
     m.largest_group = std::max<std::int64_t>(
-        (c.gated_ffn() ? 3 : 2) * c.hidden_size * c.ffn_width() + c.hidden_size, m.largest);
+        (c.gated_ffn() ? 2 : 1) * c.hidden_size * c.ffn_width() + c.hidden_size, m.largest);
   m.hidden = c.hidden_size;
   m.heads = c.num_attention_heads;
   m.ffn = c.ffn_width();

@@ -94,7 +94,11 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
     const u64 largest =
         std::max<u64>(p.bucket_bytes, 4 * static_cast<u64>(std::max<std::int64_t>(m.largest, 0)));
     const u64 bucket = largest * (p.bf16_wire ? 6 : 4) / 4;
-    const u64 in_flight = p.overlap ? std::min(gradients, 2 * bucket) : gradients;
+    // In pieces, a gated layer's weight gradient never exists whole: the embeddings' alone is
+    // made whole, at the end of backward, when nothing else is in flight.
+    const bool pieces =
+        p.gradients_in_pieces && p.shard == ShardMode::parameters && m.largest_group > 0;
+    const u64 in_flight = p.overlap ? std::min(gradients, (pieces ? 1 : 2) * bucket) : gradients;
     plan.gradients = share(gradients, world) + in_flight;
   } else {
     plan.gradients = gradients;

@@ -128,7 +128,8 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, grad_mode, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
   if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
-  // Built-in linear layers form their weight gradients in the buckets (grad_pieces.cpp), on CPU.
+  // Linear layers (the mlp's, the hf decoders') form their weight gradients in the buckets
+  // (grad_pieces.cpp), on CPU.
   s.grad_sink = choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK"));
   if (s.grad_sink.on) s.model->set_grad_sink(s.sync->sink());
   if (s.shards) {

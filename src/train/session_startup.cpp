@@ -17,6 +17,7 @@
 #include "slimtrain/model/lora.hpp"
 #include "slimtrain/model/max_pool.hpp"
 #include "slimtrain/runtime/cpu_info.hpp"
+#include "slimtrain/runtime/heap.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
 #include "slimtrain/train/device_batches.hpp"
 #include "slimtrain/train/device_setup.hpp"
@@ -185,6 +186,7 @@ void build_model(Session& s) {
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
   torch::manual_seed(cfg.seed);
   const bool into_shards = loads_into_shards(spec, parse_shard_mode(cfg.shard));
+  if (parse_shard_mode(cfg.shard) == ShardMode::parameters) runtime::return_freed_memory();
   // --lora in bf16: the frozen base held in bf16, never whole in float32 (a 7B decoder's layers
   // are made empty one by one and get bf16 memory before the load fills them).
   const bool frozen_bf16 = !spec.lora.empty() && s.precision.bf16();

@@ -12,6 +12,7 @@
 #include "mpi_runtime.hpp"
 #include "replicas.hpp"
 #include "slimtrain/comm/data_plane.hpp"
+#include "slimtrain/core/error.hpp"
 #include "slimtrain/model/classifier.hpp"
 #include "slimtrain/runtime/runtime.hpp"
 #include "slimtrain/train/grad_sync.hpp"
@@ -47,7 +48,8 @@ struct RunResult {
 RunResult train_replicas(const Case& c, bool overlap, int steps,
                          st::GradCompression compression = st::GradCompression::none,
                          st::ShardMode shard = st::ShardMode::none,
-                         bool gather_during_forward = false, bool sink = false) {
+                         bool gather_during_forward = false, bool sink = false,
+                         bool reverse_launch = false) {
   sm::ModelSpec spec;
   spec.name = c.model;
   spec.input_shape = {1, 8, 8};
@@ -103,6 +105,11 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
   // The trainer's wiring (session.cpp): built-in linear layers form their weight gradients in the
   // buckets, or in pieces reduce-scattered as they are made.
   if (sink) model->set_grad_sink(sync.sink());
+  if (reverse_launch) {  // any order every rank agrees on sums alike
+    std::vector<std::size_t> order(sync.bucket_count());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+    sync.set_launch_order(order);
+  }
   const std::uint64_t bytes_before = plane->bytes_reduced();
   result.buckets = sync.bucket_count();
   EXPECT_EQ(result.buckets, st::GradientSync::count_buckets(model->parameters(), c.bucket_bytes));
@@ -117,6 +124,8 @@ RunResult train_replicas(const Case& c, bool overlap, int steps,
     if (gate) gate->begin_forward();
     sm::Output out = model->forward(x, y);
     if (shards) shards->finish_in_flight();  // as the trainer: nothing in flight past forward
+    // As the trainer: the first forward's order of first use, reversed, is the launch order.
+    if (gate && step == 0) sync.set_launch_order(gate->launch_order(sync.bucket_count()));
     // This rank's own gradient, before backward starts any bucket: the expected average is the
     // float64 mean of those over the ranks.
     std::vector<float> local;
@@ -297,6 +306,43 @@ TEST_P(ReplicasTest, ParameterShardsTrainAsGradientShardsDo) {
       EXPECT_GE(parameters.segments, 3u) << what << ": the model's layers were not gated";
     }
   }
+}
+
+// The gradient buckets may start in any order the ranks share (LayerGate's reverse of first use,
+// say): each bucket's sum is the same whenever it starts, so the weights are bit for bit those of
+// index order. An order that is no permutation of the buckets is refused.
+TEST(LaunchOrder, AnySharedOrderTrainsAsIndexOrderDoes) {
+  const Case c{"mlp", 4 << 10};
+  for (const st::ShardMode shard : {st::ShardMode::none, st::ShardMode::gradients}) {
+    for (const bool sink : {false, true}) {
+      const RunResult index =
+          train_replicas(c, true, 3, st::GradCompression::none, shard, false, sink);
+      const RunResult reversed =
+          train_replicas(c, true, 3, st::GradCompression::none, shard, false, sink, true);
+      const std::string what = std::string("--shard ") + st::to_string(shard) +
+                               (sink ? " with the gradient sink" : " with autograd's gradients");
+      EXPECT_TRUE(same_on_every_rank(reversed.final)) << what << ": replicas diverged";
+      EXPECT_EQ(reversed.final, index.final) << what << ": the launch order changed the weights";
+      EXPECT_GT(index.buckets, 2u) << what;
+      // The order is honoured: a weight goes out in pieces only when its bucket is next, which in
+      // the reverse of backward's order only the first layer's is.
+      if (shard == st::ShardMode::gradients && sink) {
+        EXPECT_LT(reversed.weights_in_pieces, index.weights_in_pieces) << what;
+      }
+    }
+  }
+  slimtrain::comm::CommConfig cc;
+  cc.deadline.base_s = 30;
+  auto plane = slimtrain::comm::make_data_plane(rt(), torch::Device(torch::kCPU), "data", cc);
+  std::vector<torch::Tensor> params = {torch::zeros({600}), torch::zeros({600})};
+  const st::FlatLayout layout({600, 600}, 1 << 10, 1);
+  st::GradientSync sync(params, *plane, layout, st::ShardMode::none, false);
+  ASSERT_EQ(sync.bucket_count(), 2u);
+  EXPECT_THROW(sync.set_launch_order({0}), slimtrain::ConfigError);
+  EXPECT_THROW(sync.set_launch_order({1, 1}), slimtrain::ConfigError);
+  EXPECT_THROW(sync.set_launch_order({0, 2}), slimtrain::ConfigError);
+  sync.set_launch_order({1, 0});
+  EXPECT_EQ(sync.launch_order(), (std::vector<std::size_t>{1, 0}));
 }
 
 // A deep model's layers come and go: a rank holds the layer computing (and, prefetching, the

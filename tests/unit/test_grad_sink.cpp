@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "slimtrain/model/grad_sink.hpp"
 #include "slimtrain/model/autocast.hpp"
+#include "slimtrain/model/grad_sink.hpp"
 
 namespace sm = slimtrain::model;
 
@@ -100,3 +100,36 @@ TEST(GradSink, NotAskedWithoutGradientsOrUnderAutocast) {
 }
 
 }  // namespace
+
+// A layer without a bias (an hf decoder's o_proj, its feed-forward's projections) is offered an
+// undefined bias and, taken or declined, gets its gradients as with one; a frozen weight (LoRA's
+// base) is not offered at all, and its input gradient still flows.
+TEST(GradSink, ALayerWithoutBiasAndAFrozenOne) {
+  torch::manual_seed(6);
+  torch::nn::Linear layer{torch::nn::LinearOptions(6, 4).bias(false)};
+  const torch::Tensor x = torch::randn({3, 5, 6}, torch::requires_grad());
+  const torch::Tensor go = torch::randn({3, 5, 4});
+  const std::vector<torch::Tensor> want =
+      torch::autograd::grad({layer->forward(x)}, {x, layer->weight}, {go});
+  for (const bool take : {true, false}) {
+    RecordingSink sink(take);
+    sink.expected_weight = layer->weight.unsafeGetTensorImpl();
+    sink.expected_bias = nullptr;
+    layer->weight.mutable_grad() = torch::Tensor();
+    x.mutable_grad() = torch::Tensor();
+    sm::linear(x, *layer, &sink).backward(go);
+    EXPECT_EQ(sink.offers, 1);
+    EXPECT_TRUE(sink.same_weight);
+    EXPECT_TRUE(torch::allclose(x.grad(), want[0], 1e-5, 1e-6));
+    const torch::Tensor weight_grad = take ? sink.weight_grad : layer->weight.grad();
+    ASSERT_TRUE(weight_grad.defined()) << (take ? "taken" : "declined");
+    EXPECT_TRUE(torch::allclose(weight_grad, want[1], 1e-5, 1e-6));
+    EXPECT_EQ(layer->weight.grad().defined(), !take);
+  }
+  layer->weight.set_requires_grad(false);
+  RecordingSink sink(true);
+  x.mutable_grad() = torch::Tensor();
+  sm::linear(x, *layer, &sink).backward(go);
+  EXPECT_EQ(sink.offers, 0) << "a frozen weight's gradient was offered";
+  EXPECT_TRUE(torch::allclose(x.grad(), want[0], 1e-5, 1e-6));
+}

@@ -57,6 +57,13 @@ TEST(MemoryPlan, ParameterShardHoldsItsPieceAndTheLayersGathered) {
   EXPECT_EQ(plan.weights, 1'000'000'000u + 40'000'000u + 2 * (4u << 20));
   EXPECT_EQ(plan.gradients, 1'000'000'000u + 2 * 20'000'000u);  // as --shard gradients
   EXPECT_EQ(plan.optimizer, 2'000'000'000u);
+  // Gradients made in pieces (the CPU's grad sink): only the largest tensor's is ever whole.
+  PlanSettings pieces = adamw(4, ShardMode::parameters);
+  pieces.gradients_in_pieces = true;
+  EXPECT_EQ(plan_memory(m, pieces).gradients, 1'000'000'000u + 20'000'000u);
+  EXPECT_EQ(plan_memory(m, pieces).weights, plan.weights);
+  pieces.shard = ShardMode::gradients;  // whose buckets wait in index order: two in flight
+  EXPECT_EQ(plan_memory(m, pieces).gradients, 1'000'000'000u + 2 * 20'000'000u);
   PlanSettings ahead = adamw(4, ShardMode::parameters);
   ahead.gather_ahead = true;  // the next group too
   EXPECT_EQ(plan_memory(m, ahead).weights, 1'000'000'000u + 80'000'000u + 2 * (4u << 20));

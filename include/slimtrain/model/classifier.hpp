@@ -101,8 +101,10 @@ class ClassifierImpl : public torch::nn::Module {
   bool channels_last() const { return channels_last_; }
 
   /**
-   * @brief Called with a layer's weights before forward first reads them, and the layer's input
-   * where forward knows it (undefined otherwise): --shard parameters hooks its backward there.
+   * @brief Called with a layer's weights before forward first reads them (in the order forward
+   * uses them), and the layer's input where forward knows it (undefined otherwise): --shard
+   * parameters hooks its backward there. An input that needs no gradient (token ids) says more:
+   * the layer's backward reads no weight of it (an embedding lookup's), so none is gathered again.
    */
   using WeightGate =
       std::function<void(const std::vector<torch::Tensor>& weights, const torch::Tensor& x)>;
@@ -117,8 +119,9 @@ class ClassifierImpl : public torch::nn::Module {
   /** @brief Whether forward calls await_weights() before each layer. Built-ins: yes. */
   virtual bool gates_weights() const { return false; }
   /**
-   * @brief The trainer's gradient buckets: layers that support it (mlp's) hand their weight
-   * gradients to the sink in backward instead of to autograd (grad_sink.hpp). Null: autograd.
+   * @brief The trainer's gradient buckets: layers that support it (the mlp's, the hf decoders'
+   * projections) hand their weight gradients to the sink in backward instead of to autograd
+   * (grad_sink.hpp). Null: autograd.
    */
   void set_grad_sink(std::shared_ptr<GradSink> sink) {
     // A graph built with the one replaced may still run backward: it stays alive with the model.
@@ -154,6 +157,8 @@ class ClassifierImpl : public torch::nn::Module {
   }
   /** @brief The gate, for a model's parts that gate their own layers (hf's decoder body). */
   const WeightGate& weight_gate() const { return gate_; }
+  /** @brief The grad sink set, for a model's parts that make their own linear layers. */
+  GradSink* grad_sink() const { return sink_.get(); }
   /** @brief `layer` applied to x, its gradients offered to the grad sink in backward. */
   torch::Tensor linear(const torch::Tensor& x, const torch::nn::LinearImpl& layer) const {
     return model::linear(x, layer, sink_.get());

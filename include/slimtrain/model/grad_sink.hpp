@@ -1,9 +1,10 @@
 #pragma once
 /**
- * @brief Where a built-in layer's parameter gradients may go instead of autograd's .grad.
+ * @brief Where a linear layer's parameter gradients may go instead of autograd's .grad (the
+ * built-in mlp's layers, the hf decoders' projections).
  *
  * Autograd makes a weight's gradient whole (64 MiB for a 4096 x 4096 weight) and only then adds it
- * into .grad; a hook sees it after both exist. A built-in linear layer instead offers its
+ * into .grad; a hook sees it after both exist. Such a layer instead offers its
  * gradients' ingredients (the output gradient and the input) to the sink the trainer set, which
  * can form them where they belong: added into a gradient bucket in place, or made a few rows at a
  * time and reduce-scattered as they are made (--shard gradients), so the whole never exists.

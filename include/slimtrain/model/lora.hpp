@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "slimtrain/model/grad_sink.hpp"
 #include "slimtrain/model/lora_options.hpp"
 
 namespace slimtrain::model {
@@ -30,8 +31,10 @@ class LoraAImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LoraA);
 
-/** @brief layer(x), plus its adapter's (alpha / r) B A dropout(x) when it has one. */
-torch::Tensor lora_linear(torch::nn::Linear layer, const torch::Tensor& x);
+/** @brief layer(x), plus its adapter's (alpha / r) B A dropout(x) when it has one; the layer's
+ * own weight gradients offered to `sink` when given (grad_sink.hpp). */
+torch::Tensor lora_linear(torch::nn::Linear layer, const torch::Tensor& x,
+                          GradSink* sink = nullptr);
 
 /** @brief Whether parameter `name` is an adapter's (its path holds lora_A or lora_B). */
 bool is_adapter_name(const std::string& name);

@@ -17,6 +17,15 @@ namespace slimtrain::runtime {
 void keep_freed_memory();
 
 /**
+ * @brief --shard parameters' heap: buffers of 16 MiB and more mapped apart and returned to the
+ * kernel when freed, and a free top of the heap trimmed past 64 MiB. Such a run holds each
+ * layer's weights for a moment; kept, what a layer freed stays resident beside the next layer's
+ * weights, which the heap cannot reuse when they are larger (bench/zero3's np 4 rank held 0.45 GB
+ * of freed memory between steps). The price is page faults on every gather. No-op without glibc.
+ */
+void return_freed_memory();
+
+/**
  * @brief Hands what is free in the heap back to the kernel once (malloc_trim): start-up's one-off
  * buffers (the model probe's gradients, the link probe's messages) would otherwise stay resident
  * beside the training state for the whole run. No-op without glibc.

@@ -15,12 +15,13 @@
  * gradients to sink() (the built-in mlp's) do not even make a weight's gradient whole: it is made
  * in its bucket, or reduce-scattered in row runs as it is made (grad_pieces.cpp). With overlap, a
  * hook after each parameter's accumulation counts it; a full bucket starts its all-reduce at once,
- * while backward goes on. Buckets always start in index order on every rank, so the collective
- * sequence is the same everywhere. launch() starts what backward has not; wait() waits under the
- * data plane's deadline, after which the bucket, and so .grad, holds the average. With gradient
- * accumulation only the step's last backward starts buckets; the earlier ones add up in them.
- * Between the two the trainer runs its per-step control reduction, so a desync (ranks in different
- * collectives) is caught while the buckets are still in flight.
+ * while backward goes on. Buckets always start in one launch order on every rank (index order, or
+ * set_launch_order's), so the collective sequence is the same everywhere. launch() starts what
+ * backward has not; wait() waits under the data plane's deadline, after which the bucket, and so
+ * .grad, holds the average. With gradient accumulation only the step's last backward starts
+ * buckets; the earlier ones add up in them. Between the two the trainer runs its per-step control
+ * reduction, so a desync (ranks in different collectives) is caught while the buckets are still in
+ * flight.
  *
  * With bf16 compression (DDP's bf16_compress_hook, for slow links) a bucket travels as bfloat16:
  * half the bytes. The sum is formed in float32 at every reduction step and rounded once per step
@@ -83,6 +84,14 @@ class GradientSync {
   }
 
   std::size_t bucket_count() const { return buckets_.size(); }
+  /**
+   * @brief The order buckets start in from the next step: a permutation of the bucket indices,
+   * the same on every rank (LayerGate::launch_order: the reverse of first use in forward, so that
+   * a bucket holding a layer's norm, used first and so complete last, does not hold back the
+   * layer's large weights). Index order until called; ConfigError for what is no permutation.
+   */
+  void set_launch_order(std::vector<std::size_t> order);
+  const std::vector<std::size_t>& launch_order() const { return order_; }
   /**
    * @brief With --shard: this rank's piece of each bucket's averaged gradient, in bucket order
    * (the FlatLayout's shard), valid after wait(); the same tensors every step.
@@ -148,7 +157,8 @@ class GradientSync {
   void mark_ready(std::size_t bucket);
   void launch_ready();
   void start(Bucket& b, std::size_t index);
-  /** @brief --shard gradients: waits for bucket index - kInFlight's reduce-scatter to finish. */
+  /** @brief --shard gradients: waits for the reduce-scatter of the bucket kInFlight places
+   * before bucket `index` in the launch order. */
   void wait_for_older(std::size_t index);
   /** @brief The bucket's storage for this step when autograd gave it none (zeros). */
   torch::Tensor& storage(Bucket& b);
@@ -182,7 +192,9 @@ class GradientSync {
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<std::uintptr_t> hook_keys_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::size_t next_launch_ = 0;
+  std::vector<std::size_t> order_;     ///< buckets in launch order
+  std::vector<std::size_t> position_;  ///< a bucket's place in order_
+  std::size_t next_launch_ = 0;        ///< order_'s first bucket not started
   bool accumulating_ = false;
 };
 

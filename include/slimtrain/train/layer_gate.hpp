@@ -11,7 +11,14 @@
  * segment's input fires in backward once everything after it has its gradients, which is when
  * that segment is done and the one before starts: it frees the segment and gathers the one
  * before (and, with prefetch, the one before that). Autograd keeps the weights it saved as the same
- * tensors, refilled with the same values before it reads them.
+ * tensors, refilled with the same values before it reads them. The first segment is not gathered
+ * again when it opened with an input that needs no gradient (token ids): such a layer's backward
+ * reads its input and output gradient, not its weights (an embedding lookup).
+ *
+ * The gate also sees the order in which forward first uses each bucket; its reverse is the order
+ * in which backward completes them, which the gradient buckets start in (launch_order), so that a
+ * bucket of a layer's norm (registered last, used first) does not keep the layer's large
+ * gradients waiting, whole, until the layer's backward ends.
  *
  * A gate called outside autograd (evaluation, under inference mode) holds the layer's weights
  * and frees every other layer's: evaluation gathers layer by layer too, one layer at a time (no
@@ -39,6 +46,12 @@ class LayerGate {
   void before_layer(const std::vector<torch::Tensor>& weights, const torch::Tensor& x);
   /** @brief Segments the last forward opened (for tests and the log). */
   std::size_t segments() const { return segments_.size(); }
+  /**
+   * @brief The buckets (of `buckets` in all) in the reverse of the order the last forward first
+   * used them, then any it did not use in index order: the order backward completes them in.
+   * Every rank's forward passes the same gates, so every rank gets the same order.
+   */
+  std::vector<std::size_t> launch_order(std::size_t buckets) const;
 
  private:
   void after_backward_of(std::size_t segment, std::uint64_t generation);
@@ -47,6 +60,8 @@ class LayerGate {
   ShardedParams& shards_;
   std::vector<std::vector<std::size_t>> segments_;  ///< buckets per segment, this forward
   std::vector<std::vector<std::size_t>> planned_;   ///< the previous forward's
+  std::vector<std::size_t> first_use_;              ///< buckets in order of first use, this forward
+  bool input_only_ = false;  ///< the first segment's backward reads no weight (token ids' layer)
   std::uint64_t generation_ = 0;
   bool prefetch_;
 };

@@ -9,7 +9,8 @@
  * Bytes a trainable parameter costs (P values, N ranks): fp32 weights 4 (every rank holds every
  * weight in all three modes), gradients 4 (none, optimizer) or 4/N (gradients: reduce-scattered
  * into the rank's shard as backward makes them, plus two buckets in flight, a tensor larger than
- * --bucket-mb being a bucket of its own), AdamW state 8 and
+ * --bucket-mb being a bucket of its own; one where the gradients are made in pieces), AdamW
+ * state 8 and
  * SGD momentum 4 (divided by N with any --shard). bf16 adds autocast's bf16 copies of the weights
  * (2). Activations: Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
  * Transformer Models", table 2), per layer 34sbh + 5as^2b bytes in 16 bits for s tokens, batch b,
@@ -35,7 +36,8 @@ struct ModelSize {
   bool gated_ffn = false;
   std::int64_t tokens = 0;  ///< per sample: the longest sequence, or an image's patches
   /** @brief --shard parameters: the parameters of the largest group of weights gathered at once
-   * (a transformer's feed-forward half of a layer, or its embeddings); 0: gathered whole. */
+   * (a decoder layer's feed-forward gate and up projections, or its embeddings); 0: gathered
+   * whole. */
   std::int64_t largest_group = 0;
 };
 
@@ -50,8 +52,11 @@ struct PlanSettings {
   bool lora = false;         ///< --lora: --shard parameters is not offered (not built with it)
   bool bf16_wire = false;    ///< --grad-compression bf16
   bool fused_attention = false;
-  bool overlap = true;              ///< buckets start during backward (--overlap not off)
-  bool gather_ahead = false;        ///< --shard parameters: the next group gathered early
+  bool overlap = true;        ///< buckets start during backward (--overlap not off)
+  bool gather_ahead = false;  ///< --shard parameters: the next group gathered early
+  /** @brief --shard parameters with a gated model and the grad sink (CPU): its linear layers'
+   * gradients are reduce-scattered in pieces as they are made, only the embeddings' made whole. */
+  bool gradients_in_pieces = false;
   std::int64_t batch = 1;           ///< per rank, one micro-batch
   bool recompute_layers = false;    ///< --activation-checkpointing layers
   std::uint64_t bucket_bytes = 0;   ///< a gradient bucket

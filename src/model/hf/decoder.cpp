@@ -19,6 +19,7 @@ Output DecoderForSequenceClassification::forward(const torch::Tensor&, const tor
 Output DecoderForSequenceClassification::forward_named(const NamedInputs& inputs,
                                                        const torch::Tensor& y) {
   const DecoderConfig& c = *config_;
+  model_->set_grad_sink(grad_sink());
   const TokenInputs in = token_inputs(fit_padding(inputs, c.max_tokens()), spec().model_option());
   const std::int64_t t = in.ids.size(1);
   check_length(spec(), t, c.max_tokens());

@@ -83,10 +83,13 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
     l.down_proj = add_linear(*mlp, "down_proj", inner, h, init, c.mlp_bias);
     l.input_layernorm = add_rms_weight(*block, "input_layernorm", h);
     l.post_attention_layernorm = add_rms_weight(*block, "post_attention_layernorm", h);
-    l.attention_weights = attention->parameters();
-    l.attention_weights.push_back(l.input_layernorm);
-    l.mlp_weights = mlp->parameters();
-    l.mlp_weights.push_back(l.post_attention_layernorm);
+    // In the order forward uses them: the gradient buckets start in the reverse (LayerGate).
+    l.attention_weights = {l.input_layernorm};
+    for (const torch::Tensor& w : attention->parameters()) l.attention_weights.push_back(w);
+    l.mlp_weights = {l.post_attention_layernorm};
+    for (const auto* proj : {&l.gate_proj, &l.up_proj})
+      for (const torch::Tensor& w : (*proj)->parameters()) l.mlp_weights.push_back(w);
+    l.down_weights = l.down_proj->parameters();
     layers_.push_back(l);
     defer_memory(block->parameters());
   }
@@ -95,7 +98,7 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
 }
 
 torch::Tensor DecoderBody::embed(const torch::Tensor& ids, const ClassifierImpl::WeightGate& gate) {
-  if (gate) gate(embed_tokens_->parameters(), torch::Tensor());
+  if (gate) gate(embed_tokens_->parameters(), ids);  // a lookup: its backward reads no weight
   return embed_tokens_->forward(ids);
 }
 
@@ -135,7 +138,7 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
   const std::int64_t b = x.size(0), t = x.size(1), d = c.head_dim;
   const torch::Tensor n = rms_norm(x, l.input_layernorm, c.rms_norm_eps);
   auto heads = [&](nn::Linear& proj, std::int64_t count) {
-    return lora_linear(proj, n).view({b, t, count, d}).transpose(1, 2);
+    return lora_linear(proj, n, sink_).view({b, t, count, d}).transpose(1, 2);
   };
   const torch::Tensor q = rotate(heads(l.q_proj, c.num_attention_heads), cos, sin);
   torch::Tensor k = rotate(heads(l.k_proj, c.num_key_value_heads), cos, sin);
@@ -148,11 +151,14 @@ torch::Tensor DecoderBody::layer_forward(Layer& l, const torch::Tensor& x, const
   const double p = training ? c.attention_dropout : 0.0;
   const torch::Tensor context =
       attend(q, k, v, allowed, p).transpose(1, 2).reshape({b, t, c.num_attention_heads * d});
-  const torch::Tensor a = x + lora_linear(l.o_proj, context);
+  const torch::Tensor a = x + lora_linear(l.o_proj, context, sink_);
   if (gate) gate(l.mlp_weights, a);
   const torch::Tensor m = rms_norm(a, l.post_attention_layernorm, c.rms_norm_eps);
-  return a + lora_linear(l.down_proj, activation(c.hidden_act, lora_linear(l.gate_proj, m)) *
-                                          lora_linear(l.up_proj, m));
+  const torch::Tensor gated = activation(c.hidden_act, lora_linear(l.gate_proj, m, sink_));
+  const torch::Tensor h = gated * lora_linear(l.up_proj, m, sink_);
+  // The down projection gathered apart: a 7B layer's feed-forward is three 0.27 GB weights.
+  if (gate) gate(l.down_weights, h);
+  return a + lora_linear(l.down_proj, h, sink_);
 }
 
 torch::Tensor DecoderBody::forward(torch::Tensor x, const torch::Tensor& cos,

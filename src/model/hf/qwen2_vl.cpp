@@ -94,6 +94,7 @@ Output Qwen2VLForSequenceClassification::forward(const torch::Tensor&, const tor
 Output Qwen2VLForSequenceClassification::forward_named(const NamedInputs& inputs,
                                                        const torch::Tensor& y) {
   const Qwen2VLConfig& c = *config_;
+  language_model_->set_grad_sink(grad_sink());
   const TokenInputs in = token_inputs(fit_padding(inputs, c.max_tokens()), spec().model_option());
   check_length(spec(), in.ids.size(1), c.max_tokens());
   torch::Tensor x = language_model_->embed(in.ids);

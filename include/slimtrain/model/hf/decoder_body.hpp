@@ -40,6 +40,9 @@ class DecoderBody {
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& real, bool training,
                         const ClassifierImpl::WeightGate& gate = {}, bool recompute = false);
+  /** @brief The trainer's grad sink (ClassifierImpl::grad_sink), which the layers' linear
+   * projections offer their weight gradients to; null: autograd's. */
+  void set_grad_sink(GradSink* sink) { sink_ = sink; }
   /** @brief Each sequence's last real token's hidden state [B, H], padding on either side. */
   static torch::Tensor last_token(const torch::Tensor& hidden, const torch::Tensor& real);
 
@@ -48,9 +51,10 @@ class DecoderBody {
     torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
     torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
     torch::Tensor input_layernorm, post_attention_layernorm;  ///< RMSNorm weights
-    /** @brief What each half reads, for the gate: the attention and its norm, the feed-forward
-     * and its norm (a 7B layer's halves are 0.2 and 0.5 billion parameters). */
-    std::vector<torch::Tensor> attention_weights, mlp_weights;
+    /** @brief What each part reads, for the gate, in the order it reads them: the attention and
+     * its norm, the feed-forward's norm and its gate and up projections, its down projection (a
+     * 7B layer's parts are 0.2, 0.27 and 0.14 billion parameters). */
+    std::vector<torch::Tensor> attention_weights, mlp_weights, down_weights;
   };
   torch::Tensor layer_forward(Layer& l, const torch::Tensor& x, const torch::Tensor& cos,
                               const torch::Tensor& sin, const torch::Tensor& allowed, bool training,
@@ -60,6 +64,7 @@ class DecoderBody {
   torch::nn::Embedding embed_tokens_{nullptr};
   std::vector<Layer> layers_;
   torch::Tensor norm_;
+  GradSink* sink_ = nullptr;
 };
 
 }  // namespace slimtrain::model::hf
