@@ -89,9 +89,19 @@ std::vector<std::string> attach_lora(nn::Module& model, const LoraOptions& optio
                       detail::joined(names), ")");
   std::vector<bool> used(train.size(), false);
   for (auto& item : model.named_parameters(true)) {
-    bool trains = is_adapter_name(item.key()) || heads.count(item.key()) != 0;
-    for (std::size_t i = 0; i < train.size(); ++i)
-      if (names_module(item.key(), train[i])) trains = used[i] = true;
+    const std::string& name = item.key();
+    const bool adapter = is_adapter_name(name);
+    bool trains = adapter || heads.count(name) != 0;
+    for (std::size_t i = 0; i < train.size(); ++i) {
+      if (!names_module(name, train[i])) continue;
+      trains = used[i] = true;
+      // PEFT keeps a targeted layer's base frozen; a modules_to_save over it would not load.
+      const std::string owner = name.substr(0, name.rfind('.'));
+      if (!adapter && std::find(targeted.begin(), targeted.end(), owner) != targeted.end())
+        SLIMTRAIN_THROW(ConfigError, "--lora-train: '", train[i], "' would train ", name,
+                        ", the base of a layer --lora targets (PEFT keeps those frozen and its "
+                        "adapter format cannot hold it): name modules outside targets=");
+    }
     item.value().set_requires_grad(trains);
   }
   for (std::size_t i = 0; i < train.size(); ++i)

@@ -158,6 +158,9 @@ check "  naming both" contains "--lora with --shard parameters: not built yet"
 check "--lora-train naming no module: exit 2" expect_rc 2 "$S" train --data "$D" \
   --model "hf:$work/qwen2-tune" --lora r=4 --lora-train lm_head --out "$work/none"
 check "  naming it" contains "--lora-train: 'lm_head' names no module"
+check "--lora-train over a targeted layer: exit 2" expect_rc 2 "$S" train --data "$D" \
+  --model "hf:$work/qwen2-tune" --lora r=4 --lora-train self_attn --out "$work/none"
+check "  naming the layer" contains "--lora-train: 'self_attn' would train model.layers.0.self_attn.q_proj.weight, the base of a layer --lora targets"
 check "a run without --lora" expect_rc 0 train --model "hf:$work/bert" --lr 1e-2 --max-steps 2 --eval-every 0 \
   --final-split none --out "$work/plain"
 check "  export --hf --merge-lora of it: exit 2" expect_rc 2 "$S" export --hf --merge-lora \
