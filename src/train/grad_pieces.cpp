@@ -10,21 +10,26 @@ namespace {
 // One round of a weight's reduce-scatter moves about this much (every rank's piece together),
 // or one block per rank where a block is larger: two rounds' buffers are what exists at once.
 constexpr std::int64_t kRoundBytes = 1 << 20;
-// A weight gradient is made in blocks of rows of about this size, one matrix product each, and
-// of at least kMinRows rows: each block reads the whole input, so thin blocks are slow (a 7B
-// layer's 18944 x 3584 gradient from 128 tokens: 2.9x a whole product's time in blocks of 2 rows,
-// 1.3x in 16, 1.1x in 64; Debian's torch on the Xeon, one thread).
+// A weight gradient is made in blocks of rows of about this size, one matrix product each,
+// thickened towards kMinRows rows: each block reads the whole input, so thin blocks are slow (a
+// 7B layer's 18944 x 3584 gradient from 128 tokens: 2.9x a whole product's time in blocks of 2
+// rows, 1.3x in 16, 1.1x in 64; Debian's torch on the Xeon, one thread). A round holds a block of
+// every rank's piece, so the thickening stops where a round would pass kRoundCapBytes (its two
+// buffers last the run): at np 16, 16 rows of an 18944-wide weight.
 constexpr std::int64_t kBlockBytes = 256 << 10;
 constexpr std::int64_t kMinRows = 64;
+constexpr std::int64_t kRoundCapBytes = 32 << 20;
 
 // Rows per block: a power of two, so blocks line up with the ranks' pieces of a weight whose rows
-// divide evenly. Every --shard mode and world size makes a weight's gradient in these same blocks:
-// a BLAS product's bits depend on its shape (a block of rows is not bit-identical to the same
-// rows of a whole product), and --shard must not change the weights a run trains.
-std::int64_t block_rows(std::int64_t in) {
+// divide evenly. Every --shard mode makes a weight's gradient in these same blocks at a world
+// size: a BLAS product's bits depend on its shape (a block of rows is not bit-identical to the
+// same rows of a whole product), and --shard must not change the weights a run trains.
+std::int64_t block_rows(std::int64_t in, std::int64_t world) {
+  const std::int64_t row = in * static_cast<std::int64_t>(sizeof(float));
   std::int64_t rows = 1;
-  while (rows * 2 * in * static_cast<std::int64_t>(sizeof(float)) <= kBlockBytes) rows *= 2;
-  return std::max(rows, kMinRows);
+  while ((rows * 2) * row <= kBlockBytes) rows *= 2;
+  while (rows < kMinRows && world * (rows * 2) * row <= kRoundCapBytes) rows *= 2;
+  return rows;
 }
 
 // Block starting at row `first` of go^T x into `dest` ([rows, in], contiguous).
@@ -38,12 +43,12 @@ void block_product(torch::Tensor dest, const torch::Tensor& go, const torch::Ten
 // accumulated) when defined. A block wholly inside the run is made in place; one the run cuts is
 // made aside in `scratch` and the run's part copied.
 void weight_grad_run(const torch::Tensor& dest, const torch::Tensor& go, const torch::Tensor& x,
-                     std::int64_t at, const torch::Tensor& before, torch::Tensor& scratch) {
+                     std::int64_t at, const torch::Tensor& before, torch::Tensor& scratch,
+                     std::int64_t per) {
   const std::int64_t in = x.size(1), out = go.size(1);
   const std::int64_t valid = std::clamp<std::int64_t>(out * in - at, 0, dest.numel());
   if (valid < dest.numel()) dest.narrow(0, valid, dest.numel() - valid).zero_();
   if (valid == 0) return;
-  const std::int64_t per = block_rows(in);
   for (std::int64_t first = at / in / per * per; first * in < at + valid; first += per) {
     const std::int64_t rows = std::min(per, out - first);
     const std::int64_t from = std::max(at, first * in),
@@ -61,11 +66,11 @@ void weight_grad_run(const torch::Tensor& dest, const torch::Tensor& go, const t
   if (before.defined()) dest.narrow(0, 0, valid).add_(before.reshape({-1}).narrow(0, at, valid));
 }
 
-// The whole weight gradient, block by block: into `grad` when it holds nothing yet (`fresh`),
-// else added to it.
+// The whole weight gradient, block by block (`per` rows each): into `grad` when it holds nothing
+// yet (`fresh`), else added to it.
 void weight_grad_into(const torch::Tensor& grad, bool fresh, const torch::Tensor& go,
-                      const torch::Tensor& x, torch::Tensor& scratch) {
-  const std::int64_t in = x.size(1), out = go.size(1), per = block_rows(in);
+                      const torch::Tensor& x, torch::Tensor& scratch, std::int64_t per) {
+  const std::int64_t in = x.size(1), out = go.size(1);
   for (std::int64_t first = 0; first < out; first += per) {
     const std::int64_t rows = std::min(per, out - first);
     const torch::Tensor into = grad.narrow(0, first, rows);
@@ -151,7 +156,8 @@ bool GradientSync::take_linear(const torch::Tensor& weight, const torch::Tensor&
   torch::Tensor& grad = params_[k].mutable_grad();
   const bool fresh = !grad.defined() || fresh_[k];
   if (!grad.defined()) grad = torch::empty(params_[k].sizes(), params_[k].options());
-  weight_grad_into(grad, fresh, grad_out, input, block_scratch_);
+  weight_grad_into(grad, fresh, grad_out, input, block_scratch_,
+                   block_rows(input.size(1), static_cast<std::int64_t>(plane_.size())));
   fresh_[k] = 0;
   if (counts) {
     sunk_[k] = 1;
@@ -184,7 +190,7 @@ void GradientSync::scatter_in_pieces(std::size_t index, const torch::Tensor& gra
   const std::int64_t length = b.padded / world;
   const std::int64_t in = input.size(1);
   // Whole blocks per round, at least one, so runs that start on a block stay on blocks.
-  const std::int64_t block = block_rows(in) * in;
+  const std::int64_t rows = block_rows(in, world), block = rows * in;
   const std::int64_t c =
       std::min(length, std::max<std::int64_t>(1, kRoundBytes / (world * 4) / block) * block);
   // What autograd would have added to (earlier micro-batches of --grad-accum), then dropped.
@@ -207,7 +213,7 @@ void GradientSync::scatter_in_pieces(std::size_t index, const torch::Tensor& gra
       send = torch::empty({world * c}, out.options().dtype(torch::kFloat32));
     for (std::int64_t r = 0; r < world; ++r)
       weight_grad_run(send.narrow(0, r * n, n), grad_out, input, r * length + j * c, before,
-                      block_scratch_);
+                      block_scratch_, rows);
     torch::Tensor sent = send.narrow(0, 0, world * n);
     if (bf16) {
       torch::Tensor& wire = piece_wire_[slot];

@@ -3,6 +3,16 @@
 #include <algorithm>
 
 namespace slimtrain::train {
+namespace {
+
+// A layer fed token ids (integers, an embedding lookup): its backward reads no weight of it. A
+// floating input that needs no gradient says nothing: it may be a frozen layer's output.
+bool token_ids(const torch::Tensor& x) {
+  return x.defined() && !x.requires_grad() && !at::isFloatingType(x.scalar_type()) &&
+         !at::isComplexType(x.scalar_type());
+}
+
+}  // namespace
 
 void LayerGate::begin_forward() {
   if (!segments_.empty()) planned_ = std::move(segments_);
@@ -46,7 +56,7 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
   }
   const bool opens = (segments_.empty() || (x.defined() && x.requires_grad()));
   if (!opens) {  // more weights of the segment computing
-    if (segments_.size() == 1) input_only_ = input_only_ && x.defined() && !x.requires_grad();
+    if (segments_.size() == 1) input_only_ = input_only_ && token_ids(x);
     for (const std::size_t b : buckets)
       if (std::find(segments_.back().begin(), segments_.back().end(), b) == segments_.back().end())
         segments_.back().push_back(b);
@@ -55,7 +65,7 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
     return;
   }
   const std::size_t k = segments_.size();
-  if (k == 0) input_only_ = x.defined() && !x.requires_grad();
+  if (k == 0) input_only_ = token_ids(x);
   segments_.push_back(buckets);
   // The segments before are done with (until backward); the next one, as the previous forward
   // ran it, is gathered while this one computes. Freed first, so that the two are the most held.
@@ -81,7 +91,8 @@ void LayerGate::after_backward_of(std::size_t k, std::uint64_t generation) {
     shards_.release_except({});
     return;
   }
-  const std::size_t ahead = prefetch_ && k >= 2 ? k - 2 : k - 1;
+  std::size_t ahead = prefetch_ && k >= 2 ? k - 2 : k - 1;
+  if (ahead == 0 && input_only_) ahead = k - 1;  // not gathered ahead either
   shards_.release_except(wanted(k - 1, ahead));
   shards_.prefetch(segments_[k - 1]);
   shards_.prefetch(segments_[ahead]);

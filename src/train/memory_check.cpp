@@ -36,8 +36,11 @@ PlanSettings settings_of(const Session& s) {
   p.batch = cfg.batch_size;
   p.recompute_layers = cfg.activation_checkpointing == "layers";
   p.bucket_bytes = gradient_bucket_bytes(cfg.bucket_bytes, s.device.kind == "cuda");
+  // bf16's autocast leaves the linear layers' gradients to autograd (model::linear): whole.
   p.gradients_in_pieces =
-      p.overlap && choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK")).on;
+      p.overlap && !p.bf16 &&
+      choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK")).on;
+  p.grad_accum = cfg.grad_accum;
   // A GPU's budget is its free memory, which the process's host memory does not come out of.
   p.process_bytes = s.device.kind == "cuda" ? 0 : runtime::resident_bytes();
   return p;

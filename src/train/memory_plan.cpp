@@ -90,7 +90,8 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
   const u64 gradients = trainable * (p.bf16_wire ? 6 : 4);
   if (p.shard == ShardMode::gradients || p.shard == ShardMode::parameters) {
     // The rank's shard, and what backward fills before it is reduce-scattered: about two buckets
-    // when they start during backward, every gradient when they wait for its end (--overlap off).
+    // when they start during backward, every gradient when they wait for its end (--overlap off)
+    // or add up over micro-batches (--grad-accum).
     const u64 largest =
         std::max<u64>(p.bucket_bytes, 4 * static_cast<u64>(std::max<std::int64_t>(m.largest, 0)));
     const u64 bucket = largest * (p.bf16_wire ? 6 : 4) / 4;
@@ -98,7 +99,8 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
     // made whole, at the end of backward, when nothing else is in flight.
     const bool pieces =
         p.gradients_in_pieces && p.shard == ShardMode::parameters && m.largest_group > 0;
-    const u64 in_flight = p.overlap ? std::min(gradients, (pieces ? 1 : 2) * bucket) : gradients;
+    const bool whole = !p.overlap || p.grad_accum > 1;
+    const u64 in_flight = whole ? gradients : std::min(gradients, (pieces ? 1 : 2) * bucket);
     plan.gradients = share(gradients, world) + in_flight;
   } else {
     plan.gradients = gradients;

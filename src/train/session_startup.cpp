@@ -186,7 +186,9 @@ void build_model(Session& s) {
     s.torch_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(s.device.index));
   torch::manual_seed(cfg.seed);
   const bool into_shards = loads_into_shards(spec, parse_shard_mode(cfg.shard));
-  if (parse_shard_mode(cfg.shard) == ShardMode::parameters) runtime::return_freed_memory();
+  // A CPU rank's layers come and go in host memory; a GPU rank's in the GPU's allocator.
+  if (parse_shard_mode(cfg.shard) == ShardMode::parameters && s.device.kind != "cuda")
+    runtime::return_freed_memory();
   // --lora in bf16: the frozen base held in bf16, never whole in float32 (a 7B decoder's layers
   // are made empty one by one and get bf16 memory before the load fills them).
   const bool frozen_bf16 = !spec.lora.empty() && s.precision.bf16();

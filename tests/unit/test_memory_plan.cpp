@@ -64,6 +64,9 @@ TEST(MemoryPlan, ParameterShardHoldsItsPieceAndTheLayersGathered) {
   EXPECT_EQ(plan_memory(m, pieces).weights, plan.weights);
   pieces.shard = ShardMode::gradients;  // whose buckets wait in index order: two in flight
   EXPECT_EQ(plan_memory(m, pieces).gradients, 1'000'000'000u + 2 * 20'000'000u);
+  // --grad-accum: the earlier micro-batches' gradients add up whole before any leaves.
+  pieces.grad_accum = 4;
+  EXPECT_EQ(plan_memory(m, pieces).gradients, std::uint64_t{5'000'000'000});
   PlanSettings ahead = adamw(4, ShardMode::parameters);
   ahead.gather_ahead = true;  // the next group too
   EXPECT_EQ(plan_memory(m, ahead).weights, 1'000'000'000u + 80'000'000u + 2 * (4u << 20));

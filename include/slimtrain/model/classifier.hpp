@@ -103,8 +103,8 @@ class ClassifierImpl : public torch::nn::Module {
   /**
    * @brief Called with a layer's weights before forward first reads them (in the order forward
    * uses them), and the layer's input where forward knows it (undefined otherwise): --shard
-   * parameters hooks its backward there. An input that needs no gradient (token ids) says more:
-   * the layer's backward reads no weight of it (an embedding lookup's), so none is gathered again.
+   * parameters hooks its backward there. Token ids (an integer input) say more: the layer is a
+   * lookup whose backward reads no weight of it, so none is gathered again.
    */
   using WeightGate =
       std::function<void(const std::vector<torch::Tensor>& weights, const torch::Tensor& x)>;

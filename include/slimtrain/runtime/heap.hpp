@@ -17,8 +17,8 @@ namespace slimtrain::runtime {
 void keep_freed_memory();
 
 /**
- * @brief --shard parameters' heap: buffers of 16 MiB and more mapped apart and returned to the
- * kernel when freed, and a free top of the heap trimmed past 64 MiB. Such a run holds each
+ * @brief --shard parameters' heap on a CPU: buffers of 16 MiB and more mapped apart and returned to
+ * the kernel when freed, and a free top of the heap trimmed past 64 MiB. Such a run holds each
  * layer's weights for a moment; kept, what a layer freed stays resident beside the next layer's
  * weights, which the heap cannot reuse when they are larger (bench/zero3's np 4 rank held 0.45 GB
  * of freed memory between steps). The price is page faults on every gather. No-op without glibc.

@@ -12,8 +12,8 @@
  * that segment is done and the one before starts: it frees the segment and gathers the one
  * before (and, with prefetch, the one before that). Autograd keeps the weights it saved as the same
  * tensors, refilled with the same values before it reads them. The first segment is not gathered
- * again when it opened with an input that needs no gradient (token ids): such a layer's backward
- * reads its input and output gradient, not its weights (an embedding lookup).
+ * again when it opened with token ids (an integer input): an embedding lookup's backward reads
+ * its input and output gradient, not its weights.
  *
  * The gate also sees the order in which forward first uses each bucket; its reverse is the order
  * in which backward completes them, which the gradient buckets start in (launch_order), so that a

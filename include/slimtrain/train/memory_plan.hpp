@@ -57,6 +57,9 @@ struct PlanSettings {
   /** @brief --shard parameters with a gated model and the grad sink (CPU): its linear layers'
    * gradients are reduce-scattered in pieces as they are made, only the embeddings' made whole. */
   bool gradients_in_pieces = false;
+  /** @brief --grad-accum: above 1 the earlier micro-batches' gradients add up whole in .grad
+   * (--shard gradients and parameters too) until the last one's backward reduce-scatters them. */
+  std::int64_t grad_accum = 1;
   std::int64_t batch = 1;           ///< per rank, one micro-batch
   bool recompute_layers = false;    ///< --activation-checkpointing layers
   std::uint64_t bucket_bytes = 0;   ///< a gradient bucket
