@@ -106,8 +106,12 @@ check "  resumed at step 50 with --shard parameters, to step 100" expect_rc 0 np
 check "  from step 50" contains "resumed from .*step-00000050 at step 50"
 check "  bit-identical to the uninterrupted run" same_weights "$work/uninterrupted" "$work/switch" 100
 
-# A rank that dies: the other waits in a layer's gather until mpirun ends the job.
+# A rank that dies: the other waits in a layer's gather until mpirun ends the job. The run to
+# step 4 ends first, so that a whole checkpoint exists however fast the steps after it run (a
+# step takes a millisecond: a busy machine's write of step 4 could still be under way at step 8).
 R=$work/exit
+check "a run to step 4, checkpointed" expect_rc 0 np 2 "$S" train "${recipe[@]}" --max-steps 4 \
+  --checkpoint-every 4 --shard parameters --out "$R"
 timed env SLIMTRAIN_INJECT="rank=1,phase=train,step=8,action=exit" timeout 120 "$MPIEXEC" \
   --oversubscribe -np 2 "$S" train "${recipe[@]}" \
   --max-steps 20 --checkpoint-every 4 --collective-timeout 60 --shard parameters --out "$R"
