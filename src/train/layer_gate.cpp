@@ -39,6 +39,12 @@ std::vector<std::size_t> LayerGate::wanted(std::size_t a, std::size_t b) const {
   return out;
 }
 
+void LayerGate::order_launches(GradientSync& sync) {
+  if (ordered_) return;
+  sync.set_launch_order(launch_order(sync.bucket_count()));
+  ordered_ = true;
+}
+
 void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const torch::Tensor& x) {
   const std::vector<std::size_t> buckets = shards_.buckets_of(weights);
   if (buckets.empty()) return;

@@ -88,7 +88,6 @@ class Trainer {
   std::unique_ptr<DeviceBatches> batches_;
   SyncDebugWindow sync_debug_;  ///< test only
   bool told_dropped_ = false;
-  bool launch_order_set_ = false;
 };
 
 void Trainer::forward_backward(const data::Batch& b, bool poison_loss, std::int64_t micro,
@@ -102,11 +101,7 @@ void Trainer::forward_backward(const data::Batch& b, bool poison_loss, std::int6
   // A layer forward did not use still has its bucket in flight; backward and the optimizer
   // step must not meet a gather writing the buffer.
   if (s.shards) s.shards->finish_in_flight();
-  // --shard parameters: the first forward showed the order backward completes the buckets in.
-  if (s.layer_gate && !launch_order_set_) {
-    s.sync->set_launch_order(s.layer_gate->launch_order(s.sync->bucket_count()));
-    launch_order_set_ = true;
-  }
+  if (s.layer_gate) s.layer_gate->order_launches(*s.sync);  // as the first forward showed
   if (poison_loss) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
   timer_.enter(kBackward, pos_.step + 1);
   s.sync->set_accumulating(micro + 1 < micro_batches);

@@ -6,7 +6,7 @@ slimtrain_add_gtest(NAME mpi_eval TIER mpi NP 1 2 3 4 TIMEOUT 90 CASE_TIMEOUT 40
 slimtrain_use_torch(mpi_eval)
 # Replicas bit-identical after N steps of bucketed gradient sync, overlap on and off.
 slimtrain_add_gtest(NAME mpi_train_replicas TIER mpi NP 2 3 4 TIMEOUT 90 CASE_TIMEOUT 40
-  SOURCES test_train_replicas.cpp
+  SOURCES test_train_replicas.cpp replica_runs.cpp
   LIBS slimtrain_train)
 slimtrain_use_torch(mpi_train_replicas)
 # The per-step control decision: stop, timed checkpoint and loss in one reduction; a desync named

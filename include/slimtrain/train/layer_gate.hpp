@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "slimtrain/train/grad_sync.hpp"
 #include "slimtrain/train/sharded_params.hpp"
 
 namespace slimtrain::train {
@@ -52,6 +53,9 @@ class LayerGate {
    * Every rank's forward passes the same gates, so every rank gets the same order.
    */
   std::vector<std::size_t> launch_order(std::size_t buckets) const;
+  /** @brief After the first forward (before its backward): launch_order() becomes `sync`'s, once.
+   */
+  void order_launches(GradientSync& sync);
 
  private:
   void after_backward_of(std::size_t segment, std::uint64_t generation);
@@ -61,6 +65,7 @@ class LayerGate {
   std::vector<std::vector<std::size_t>> segments_;  ///< buckets per segment, this forward
   std::vector<std::vector<std::size_t>> planned_;   ///< the previous forward's
   std::vector<std::size_t> first_use_;              ///< buckets in order of first use, this forward
+  bool ordered_ = false;                            ///< order_launches() has given the order
   bool input_only_ = false;  ///< the first segment's backward reads no weight (token ids' layer)
   std::uint64_t generation_ = 0;
   bool prefetch_;
