@@ -55,8 +55,9 @@ void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const to
     shards_.await(weights);
     return;
   }
-  for (const torch::Tensor& w : weights) {
-    const std::vector<std::size_t> of = shards_.buckets_of({w});
+  // The first use, until order_launches() has taken it: the steps after the first skip this.
+  for (std::size_t i = 0; !ordered_ && i < weights.size(); ++i) {
+    const std::vector<std::size_t> of = shards_.buckets_of({weights[i]});
     if (!of.empty() && std::find(first_use_.begin(), first_use_.end(), of[0]) == first_use_.end())
       first_use_.push_back(of[0]);
   }

@@ -52,7 +52,7 @@ class LayerGate {
    * used them, then any it did not use in index order: the order backward completes them in.
    * Every rank's forward passes the same gates, so every rank gets the same order.
    */
-  std::vector<std::size_t> launch_order(std::size_t buckets) const;
+  std::vector<std::size_t> launch_order(std::size_t buckets) const;  // recorded until ordered
   /** @brief After the first forward (before its backward): launch_order() becomes `sync`'s, once.
    */
   void order_launches(GradientSync& sync);
