@@ -87,7 +87,8 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
     ("max-nonfinite-steps", bound(c.max_nonfinite_steps), "a step whose loss (on any rank) or gradient norm (with --clip-grad-norm) is NaN or infinite updates nothing, on every rank, and is named in the log; after this many in a row the job ends with exit 1, naming the first and the last checkpoint (whose weights are finite): resume it with a lower --lr")
     ("label-smoothing", bound(c.arch.label_smoothing), "label smoothing of the loss")
     ("device", bound(c.device), "cpu, or cuda: one GPU per rank, local rank N on GPU N, or GPU 0 when each task sees only its own (srun --gpus-per-task=1)")
-    ("precision", bound(c.precision), "fp32, bf16 or auto. bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce; with --lora the frozen base is held in bf16, with no fp32 master), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere: emulated bf16 is slower than fp32). auto: bf16 on a CPU with native bf16 for the built-in models measured faster in it at equal accuracy (bench/train/bf16.sh; docs/performance.md), fp32 otherwise; the start line says which and why")
+    ("precision", bound(c.precision), "fp32, bf16 or auto. bf16: autocast of the forward pass (fp32 weights, gradients and all-reduce; with --lora the frozen base is held in bf16, with no fp32 master; --weights bf16 holds the trained weights in bf16 too, with fp32 masters), on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere: emulated bf16 is slower than fp32). auto: bf16 on a CPU with native bf16 for the built-in models measured faster in it at equal accuracy (bench/train/bf16.sh; docs/performance.md), fp32 otherwise; the start line says which and why")
+    ("weights", bound(c.weights), "fp32, or bf16: the trained weights held in bfloat16 (the forward computes in it throughout, no per-step cast of fp32 weights) and the optimizer steps float32 master copies of them, the update cast back each step (round to nearest even); gradients are averaged in float32 buckets, micro-batches add up there. Needs --precision bf16 (or auto choosing it) and --shard none. Checkpoints hold the float32 masters: a resume continues bit for bit. 6 bytes a trained value (2 for the weight, 4 for its master) as autocast's fp32 weights and their bf16 copies take")
     ("tf32", bound(c.tf32), "on or off: TF32 tensor cores for float32 matrix products and convolutions on GPUs that have them (Ampere on; 10 mantissa bits in the products, float32 sums: what PyTorch's torch.backends.cuda.matmul.allow_tf32 gives); no effect on a CPU")
     ("threads", bound(c.threads), kThreadsHelp)
     ("memory-format", bound(c.memory_format), "auto, contiguous or channels-last: the layout of 4-D weights and input batches; auto takes channels-last on CPU for the models measured faster in it (cnn-bn: 1.12x; cnn-small was slower)")
@@ -151,6 +152,10 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   one_of<std::string>("--device", c.device, {"cpu", "cuda"});
   one_of<std::string>("--precision", c.precision, {"fp32", "bf16", "auto"});
   one_of<std::string>("--tf32", c.tf32, {"on", "off"});
+  one_of<std::string>("--weights", c.weights, {"fp32", "bf16"});
+  if (c.weights == "bf16" && c.precision == "fp32")
+    SLIMTRAIN_THROW(ConfigError, "--weights bf16 needs --precision bf16 (or auto): the weights are "
+                                 "bfloat16 and the forward computes in it");
   one_of<std::string>("--memory-format", c.memory_format, {"auto", "contiguous", "channels-last"});
   one_of<std::string>("--max-pool", c.max_pool, {"own", "libtorch"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
@@ -167,6 +172,10 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
                     "--activation-checkpointing layers with --shard parameters: not built yet (the "
                     "recomputation in backward would have to gather each layer once more); use "
                     "--shard gradients, or leave --activation-checkpointing none");
+  if (c.weights == "bf16" && c.shard != "none")
+    SLIMTRAIN_THROW(ConfigError, "--weights bf16 with --shard ", c.shard,
+                    ": not built yet (--shard keeps the trained weights in one float32 buffer "
+                    "that its optimizer shard is a view of); use --shard none");
   if (lora != "none") {
     if (c.model.rfind("hf:", 0) != 0)
       SLIMTRAIN_THROW(ConfigError, "--lora: for --model hf:DIR (", c.model,

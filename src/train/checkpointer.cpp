@@ -283,19 +283,26 @@ void Checkpointer::save(const Position& at) {
                   {"class_names", s_.info.class_names}};
     evaluations_.record_in(state.meta);
     if (s_.fault.armed(0, FaultPhase::copy, at.step)) s_.fault.fire();  // test only
-    if (weights_staged) {
-      state.tensors = entries_from_weight_files(*s_.model, s_.model->trainable_parameters(),
-                                                *s_.layout, writers);
-    } else if (!s_.lora_base.is_null()) {
-      // --lora: what trains; the frozen base stays in the model the record names.
-      state.tensors =
-          ckpt::host_copy(*s_.model, "model/", {}, ckpt::frozen_parameter_names(*s_.model));
-      state.meta["lora_base"] = s_.lora_base;
-      nonfinite = first_nonfinite(state.tensors);
-    } else {
-      state.tensors = ckpt::host_copy(*s_.model, "model/");
-      nonfinite = first_nonfinite(state.tensors);
-    }
+    // --weights bf16: the float32 masters, from which a resume continues exactly.
+    const auto copy = [&] {
+      if (weights_staged) {
+        state.tensors = entries_from_weight_files(*s_.model, s_.model->trainable_parameters(),
+                                                  *s_.layout, writers);
+      } else if (!s_.lora_base.is_null()) {
+        // --lora: what trains; the frozen base stays in the model the record names.
+        state.tensors =
+            ckpt::host_copy(*s_.model, "model/", {}, ckpt::frozen_parameter_names(*s_.model));
+        state.meta["lora_base"] = s_.lora_base;
+        nonfinite = first_nonfinite(state.tensors);
+      } else {
+        state.tensors = ckpt::host_copy(*s_.model, "model/");
+        nonfinite = first_nonfinite(state.tensors);
+      }
+    };
+    if (s_.masters)
+      s_.masters->as_float32(copy);
+    else
+      copy();
     if (nonfinite.empty()) {
       state.meta["optimizer_shards"] = shard_meta(writers);
       for (int r = 0; r < writers; ++r) state.rank_files.push_back(ckpt::shard_file_name(r));

@@ -55,8 +55,9 @@ eval::EvalOutcome run_evaluation(Session& s, const std::string& split, const cha
   what.split = split;
   what.shard.batch_size = s.cfg.eval_batch_size;
   // On a GPU, in the precision the model trains in (on a CPU in float32, as `slimtrain eval`,
-  // unless its frozen base is held in bf16: --lora with bf16).
-  what.shard.bf16 = s.precision.bf16() && (s.device.kind == "cuda" || !s.spec.lora.empty());
+  // unless its weights are held in bf16: --lora's frozen base with bf16, --weights bf16).
+  what.shard.bf16 = s.precision.bf16() &&
+                    (s.device.kind == "cuda" || !s.spec.lora.empty() || s.masters != nullptr);
   what.shard.confusion_max_classes = s.cfg.confusion_max_classes;
   what.shard.batch_remedy = "train with --max-length or a smaller --eval-batch-size";
   // --shard parameters gathers each layer as evaluation reaches it too (layer_gate.hpp).

@@ -28,17 +28,25 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
   sunk_.assign(params_.size(), 0);
   fresh_.assign(params_.size(), 0);
   for (std::size_t k = 0; k < params_.size(); ++k) index_of_[params_[k].unsafeGetTensorImpl()] = k;
-  for (std::size_t k = 0; k < params_.size(); ++k)
-    if (params_[k].scalar_type() != torch::kFloat32)
+  // A bf16 parameter (--weights bf16) has a float32 master: its gradient is added into the float32
+  // bucket as it comes and dropped, and the bucket's slice is the master's .grad.
+  cast_.assign(params_.size(), 0);
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const bool bf16 = params_[k].scalar_type() == torch::kBFloat16;
+    if (params_[k].scalar_type() != torch::kFloat32 && !(bf16 && shard_ == ShardMode::none))
       SLIMTRAIN_THROW(ConfigError, "gradient sync: parameter ", k, " is ", params_[k].scalar_type(),
-                      "; only float32 parameters are supported");
+                      "; only float32 parameters are supported",
+                      bf16 ? " with --shard (bf16 ones need --shard none)" : "");
+    cast_[k] = bf16 ? 1 : 0;
+  }
   if (shard_ == ShardMode::none && layout_.world() != 1)
     SLIMTRAIN_THROW(Error, "gradient sync: an unsharded layout has world size 1");
   if (shard_ != ShardMode::none && layout_.world() != plane_.size())
     SLIMTRAIN_THROW(Error, "gradient sync: a layout for ", layout_.world(), " ranks on ",
                     plane_.size());
-  const auto options =
-      params_.empty() ? torch::TensorOptions() : params_.front().options().requires_grad(false);
+  const auto options = params_.empty()
+                           ? torch::TensorOptions()
+                           : params_.front().options().dtype(torch::kFloat32).requires_grad(false);
   for (const FlatBucket& fb : layout_.buckets()) {
     Bucket b;
     b.params = fb.params;
@@ -47,8 +55,8 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
     const torch::Tensor& first = params_[fb.params.front()];
     // Not with --shard optimizer, whose gradient pieces are views of lasting buckets: adopting
     // there measured worse (bench/memory at np 2: 1.40 against 1.26 of the state).
-    b.adopts = shard_ == ShardMode::none && fb.params.size() == 1 && first.is_contiguous() &&
-               first.numel() == fb.padded;
+    b.adopts = shard_ == ShardMode::none && fb.params.size() == 1 && !cast_[fb.params.front()] &&
+               first.is_contiguous() && first.numel() == fb.padded;
     if (shard_ != ShardMode::gradients && !b.adopts) {
       b.flat = torch::zeros({fb.padded}, options);
       if (compression_ == GradCompression::bf16)
@@ -79,15 +87,21 @@ GradientSync::GradientSync(std::vector<torch::Tensor> params, comm::DataPlane& p
   for (std::size_t k = 0; shard_ != ShardMode::gradients && k < params_.size(); ++k)
     if (!buckets_[layout_.bucket_of(k)].adopts)
       grad_views_[k] = slice(k, buckets_[layout_.bucket_of(k)].flat);
-  if (overlap_) {
-    // After the accumulation, not before: the gradient is in .grad when the hook runs.
+  const bool any_cast = std::find(cast_.begin(), cast_.end(), 1) != cast_.end();
+  if (overlap_ || any_cast) {
+    // After the accumulation, not before: the gradient is in .grad when the hook runs. Without
+    // overlap, only to move a bf16 gradient into float32 at once (micro-batches add up there).
     for (std::size_t k = 0; k < params_.size(); ++k) {
       auto accumulator = torch::autograd::impl::grad_accumulator(params_[k]);
       hook_keys_.push_back(
           accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, k, alive = alive_](const torch::autograd::variable_list& outputs,
                                         const torch::autograd::variable_list&) {
-                if (*alive) on_accumulated(k);
+                if (!*alive) return outputs;
+                if (overlap_)
+                  on_accumulated(k);
+                else if (cast_[k])
+                  move_in(k);
                 return outputs;
               })));
       accumulators_.push_back(std::move(accumulator));
@@ -110,7 +124,9 @@ torch::Tensor GradientSync::slice(std::size_t index, const torch::Tensor& flat) 
 // parameter without a gradient this step.
 torch::Tensor& GradientSync::storage(Bucket& b) {
   if (!b.flat.defined()) {
-    b.flat = torch::zeros({b.padded}, params_[b.params.front()].options().requires_grad(false));
+    b.flat = torch::zeros(
+        {b.padded},
+        params_[b.params.front()].options().dtype(torch::kFloat32).requires_grad(false));
     if (compression_ == GradCompression::bf16) b.wire = torch::empty_like(b.flat, torch::kBFloat16);
   }
   return b.flat;
@@ -161,8 +177,11 @@ void GradientSync::prepare() {
       b.flat.zero_();  // a sink-made bucket is overwritten, or zeroed if backward skips it
     }
   }
-  for (std::size_t k = 0; k < params_.size(); ++k)
-    params_[k].mutable_grad() = grad_views_[k];  // undefined with --shard gradients
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    // Undefined with --shard gradients, and for a bf16 parameter (its master's it is).
+    params_[k].mutable_grad() = cast_[k] ? torch::Tensor() : grad_views_[k];
+    if (cast_[k] && k < masters_.size()) masters_[k].mutable_grad() = grad_views_[k];
+  }
   std::fill(arrived_.begin(), arrived_.end(), 0);
   std::fill(sunk_.begin(), sunk_.end(), 0);
   // A bucket's slice was just zeroed; an adopting bucket's .grad was dropped (undefined).
@@ -213,6 +232,10 @@ void GradientSync::adopt(std::size_t index) {
       b.wire = torch::empty_like(b.flat, torch::kBFloat16);
     return;
   }
+  if (cast_[index]) {
+    move_in(index);
+    return;
+  }
   if (b.sink_made && fresh_[index]) {  // not zeroed by prepare(), and nothing wrote it
     grad_views_[index].zero_();
     fresh_[index] = 0;
@@ -222,10 +245,30 @@ void GradientSync::adopt(std::size_t index) {
   grad = grad_views_[index];
 }
 
+// A bf16 gradient widened into the float32 bucket (zeroed by prepare()) and dropped.
+void GradientSync::move_in(std::size_t index) {
+  torch::Tensor& grad = params_[index].mutable_grad();
+  torch::NoGradGuard no_grad;
+  if (grad.defined()) grad_views_[index].add_(grad);
+  grad = torch::Tensor();
+}
+
+void GradientSync::set_master_grads(std::vector<torch::Tensor> masters) {
+  if (masters.size() != params_.size())
+    SLIMTRAIN_THROW(Error, "gradient sync: ", masters.size(), " masters for ", params_.size(),
+                    " parameters");
+  masters_ = std::move(masters);
+  for (std::size_t k = 0; k < params_.size(); ++k)
+    if (cast_[k]) masters_[k].mutable_grad() = grad_views_[k];
+}
+
 void GradientSync::on_accumulated(std::size_t index) {
-  fresh_[index] = 0;          // autograd added to .grad (or the sink did already)
-  if (accumulating_) return;  // it stays in .grad; the step's last backward starts it
-  if (sunk_[index]) return;   // the layer handed it to the sink, which counted it
+  fresh_[index] = 0;  // autograd added to .grad (or the sink did already)
+  if (accumulating_) {
+    if (cast_[index]) move_in(index);  // it adds up in float32, not in bf16
+    return;                            // it stays in .grad; the step's last backward starts it
+  }
+  if (sunk_[index]) return;  // the layer handed it to the sink, which counted it
   arrive(index);
 }
 
@@ -326,7 +369,8 @@ void GradientSync::wait() {
     }
     if (compression_ == GradCompression::bf16) b.flat.copy_(b.wire).div_(world);
     if (b.adopts) continue;  // .grad holds the average already
-    for (std::size_t k : b.params) params_[k].mutable_grad() = grad_views_[k];
+    for (std::size_t k : b.params)
+      if (!cast_[k]) params_[k].mutable_grad() = grad_views_[k];
   }
 }
 

@@ -75,6 +75,8 @@ MemoryPlan plan_memory(const ModelSize& m, const PlanSettings& p) {
   MemoryPlan plan;
   plan.shard = p.shard;
   const u64 frozen = (p.frozen_bf16 ? 2 : 4) * (all - std::min(all, trainable));
+  // In bf16 a trained value costs 6 bytes either way: autocast's bf16 copy beside the float32
+  // weight, or with --weights bf16 the bf16 weight beside its float32 master.
   plan.weights = frozen + 4 * trainable + (p.bf16 ? 2 * trainable : 0);
   if (p.shard == ShardMode::parameters) {
     // The trained weights' shard, and what is gathered at once: the largest group computing (and

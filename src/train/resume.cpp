@@ -116,7 +116,12 @@ Resumed resume_if_asked(Session& s) {
           eval::check_lora_base(state.meta["lora_base"], s.spec.hf_dir, out.path);
           from_base = ckpt::frozen_parameter_names(*s.model);
         }
-        ckpt::load_into(*s.model, state, "model/", from_base);  // --shard parameters: the rest
+        // --weights bf16: into the float32 masters, the weights cast from them.
+        const auto load = [&] { ckpt::load_into(*s.model, state, "model/", from_base); };
+        if (s.masters)
+          s.masters->as_float32(load);
+        else
+          load();  // --shard parameters: the rest
         if (into_shards) {
           std::vector<const ckpt::TensorEntry*> entry_of(trained.size(), nullptr);
           for (const ckpt::TensorEntry& e : state.tensors)

@@ -43,8 +43,12 @@ double Session::io_deadline(std::uint64_t bytes) const {
   return cfg.io_timeout_s + static_cast<double>(bytes) / (cfg.io_floor_bandwidth_mbps * 1e6);
 }
 
+std::vector<torch::Tensor> Session::optimized_parameters() const {
+  return masters ? masters->masters() : model->trainable_parameters();
+}
+
 std::vector<OptimizedSpan> Session::optimizer_spans() const {
-  return shards ? shards->spans() : parameter_spans(model->trainable_parameters(), *layout);
+  return shards ? shards->spans() : parameter_spans(optimized_parameters(), *layout);
 }
 
 std::uint64_t Session::checkpoint_bytes_estimate() const {
@@ -128,6 +132,7 @@ void start_session(Session& s, const Position& at, bool resumed, double resume_m
   s.sync = std::make_unique<GradientSync>(params, *s.data_plane, *s.layout, grad_mode, s.overlap.on,
                                           parse_grad_compression(cfg.grad_compression));
   if (s.shards) s.shards->attach_grads(s.sync->shard_grads());
+  if (s.masters) s.sync->set_master_grads(s.masters->masters());
   // Linear layers (the mlp's, the hf decoders') form their weight gradients in the buckets
   // (grad_pieces.cpp), on CPU.
   s.grad_sink = choose_grad_sink(s.device.kind == "cuda", std::getenv("SLIMTRAIN_GRAD_SINK"));

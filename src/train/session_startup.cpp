@@ -303,7 +303,10 @@ void make_optimizer_and_loader(Session& s) {
         s.shard == ShardMode::parameters ? s.data_plane.get() : nullptr,
         s.shard_loading ? checkpoint_slices(params, *s.shard_loading) : PieceSource());
   s.shard_loading.reset();  // its files closed: the checkpoint is in the shards
-  s.optimizer = make_optimizer(cfg.optim, s.shards ? s.shards->shard() : params);
+  if (cfg.weights == "bf16") s.masters = make_master_weights(s, params);
+  s.optimizer = make_optimizer(cfg.optim, s.shards    ? s.shards->shard()
+                                          : s.masters ? s.masters->masters()
+                                                      : params);
   s.device_step = choose_device_step(s);
   if (s.device_step) dynamic_cast<SteppedOptimizer&>(*s.optimizer).use_fused(true);
   data::LoaderOptions lo;

@@ -56,6 +56,7 @@ void StepUpdate::learned(const StepOutcome& outcome) {
     return;
   }
   dynamic_cast<SteppedOptimizer&>(*s_.optimizer).undo_step();
+  if (s_.masters) s_.masters->publish();  // the weights as the masters are again
   nonfinite_.skipped(outcome.step, outcome.nonfinite_rank
                                        ? nonfinite_loss(*outcome.nonfinite_rank)
                                        : std::string("the gradient norm is not finite"));
@@ -83,9 +84,8 @@ void StepUpdate::apply_on_host(const StepDecision& decision, std::int64_t step) 
   if (decision.nonfinite_rank) {
     nonfinite = nonfinite_loss(*decision.nonfinite_rank);
   } else if (max_norm > 0) {
-    const torch::Tensor norm = s_.shards
-                                   ? s_.shards->clip_grad_norm(max_norm, *s_.data_plane)
-                                   : clip_grad_norm(s_.model->trainable_parameters(), max_norm);
+    const torch::Tensor norm = s_.shards ? s_.shards->clip_grad_norm(max_norm, *s_.data_plane)
+                                         : clip_grad_norm(s_.optimized_parameters(), max_norm);
     if (!std::isfinite(norm.item<double>())) nonfinite = "the gradient norm is not finite";
   }
   if (!nonfinite.empty()) {
@@ -103,7 +103,7 @@ void StepUpdate::apply_on_device() {
   torch::Tensor norm;
   if (max_norm > 0)
     norm = s_.shards ? s_.shards->clip_grad_norm(max_norm, *s_.data_plane)
-                     : clip_grad_norm(s_.model->trainable_parameters(), max_norm);
+                     : clip_grad_norm(s_.optimized_parameters(), max_norm);
   dynamic_cast<SteppedOptimizer&>(*s_.optimizer).set_found_inf(flags_->found_inf(norm));
   s_.optimizer->step();
   gather_weights();  // a skipped step gathers the shards it left as they were
@@ -111,7 +111,8 @@ void StepUpdate::apply_on_device() {
 }
 
 void StepUpdate::gather_weights() {
-  if (!s_.shards) return;  // every rank's updated shard to every rank
+  if (s_.masters) s_.masters->publish();  // --weights bf16: the updated masters, rounded
+  if (!s_.shards) return;                 // every rank's updated shard to every rank
   s_.shards->start_gather(*s_.data_plane);
   if (!s_.gather_overlap.on && s_.shards->holds_weights()) s_.shards->wait_gathered();
 }

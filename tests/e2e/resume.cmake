@@ -11,3 +11,8 @@ slimtrain_add_e2e(NAME e2e_job_restarts COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/job_
                   TIMEOUT 300 LABELS resume)
 # Two ranks each: CTest counts them as two processors.
 set_tests_properties(e2e_resume_bitwise e2e_signal_stop e2e_job_restarts PROPERTIES PROCESSORS 2)
+# --weights bf16: bf16 weights with float32 masters learn as fp32 does, and resume bit for bit from
+# checkpoints that hold the masters; what it cannot go with is exit 2 (about 60 s).
+slimtrain_add_e2e(NAME e2e_bf16_weights COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/bf16_weights.sh
+                  TIMEOUT 300 LABELS resume torch)
+set_tests_properties(e2e_bf16_weights PROPERTIES PROCESSORS 2)

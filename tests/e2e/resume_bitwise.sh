@@ -14,19 +14,6 @@ resume_work
 S=$SLIMTRAIN_BIN
 train() { "$MPIEXEC" -np 2 "$S" train --data data.h5 --threads 1 "$@"; }
 
-# killed_run RUN STEP CHECKPOINT args...: rank 1 hangs before step STEP (so the kill lands at a
-# known point, after the checkpoint at CHECKPOINT is complete), then every rank gets kill -9.
-killed_run() {
-  local run=$1 step=$2 ckpt=$3; shift 3
-  SLIMTRAIN_INJECT="rank=1,phase=train,step=$step,action=hang" \
-    start_job "$run.log" -np 2 "$S" train --data data.h5 --threads 1 --out "$run" --resume none "$@"
-  wait_until 60 grep -qs "fault injection" "$run.log" && wait_until 30 latest_is "$run" "$ckpt"
-  local reached=$?
-  kill_job
-  job=
-  [ "$reached" -eq 0 ] || { sed 's/^/  | /' "$run.log" | tail -20; return 1; }
-}
-
 flip_byte() {  # flip_byte FILE OFFSET
   local b
   b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')

@@ -78,6 +78,19 @@ latest_is() {
   grep -q "step-$(printf %08d "$2")" "$1/checkpoints/latest" 2>/dev/null
 }
 
+# killed_run RUN STEP CHECKPOINT args...: rank 1 hangs before step STEP (so the kill lands at a
+# known point, after the checkpoint at CHECKPOINT is complete), then every rank gets kill -9.
+killed_run() {
+  local run=$1 step=$2 ckpt=$3; shift 3
+  SLIMTRAIN_INJECT="rank=1,phase=train,step=$step,action=hang" \
+    start_job "$run.log" -np 2 "$SLIMTRAIN_BIN" train --data data.h5 --threads 1 --out "$run" --resume none "$@"
+  wait_until 60 grep -qs "fault injection" "$run.log" && wait_until 30 latest_is "$run" "$ckpt"
+  local reached=$?
+  kill_job
+  job=
+  [ "$reached" -eq 0 ] || { sed 's/^/  | /' "$run.log" | tail -20; return 1; }
+}
+
 # same_weights RUN_A RUN_B STEP: the two runs' checkpoints at STEP hold byte-identical tensors
 # (every parameter and buffer). The optimiser blob is not compared byte for byte: LibTorch keys
 # its state by tensor addresses, which differ between processes; a wrong momentum or Adam moment

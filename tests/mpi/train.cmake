@@ -23,3 +23,10 @@ slimtrain_add_gtest(NAME mpi_train_torchscript TIER mpi NP 2 3 4 TIMEOUT 120 CAS
 slimtrain_use_torch(mpi_train_torchscript)
 target_compile_definitions(mpi_train_torchscript PRIVATE
   SLIMTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# --weights bf16 (np 2: a sum of two is the same in any order, so the average is exact): float32
+# averages as the masters' gradients, micro-batches added in float32, the
+# weights the masters' rounding after each step; checkpoints and resumes through the masters.
+slimtrain_add_gtest(NAME mpi_master_weights TIER mpi NP 2 TIMEOUT 60 CASE_TIMEOUT 20
+  SOURCES test_master_weights.cpp
+  LIBS slimtrain_train)
+slimtrain_use_torch(mpi_master_weights)

@@ -42,6 +42,8 @@ struct TrainConfig {
 
   std::string device = "cpu";
   std::string precision = "fp32";  ///< fp32, bf16 (autocast; fp32 weights, gradients) or auto
+  /** @brief fp32, or bf16: trained weights in bf16 with float32 masters (master_weights.hpp). */
+  std::string weights = "fp32";
   /** @brief on: TF32 tensor cores for float32 matrix products and convolutions on GPUs. */
   std::string tf32 = "on";
   int threads = 0;

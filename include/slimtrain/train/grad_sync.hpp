@@ -97,6 +97,12 @@ class GradientSync {
    * (the FlatLayout's shard), valid after wait(); the same tensors every step.
    */
   const std::vector<torch::Tensor>& shard_grads() const { return shard_grads_; }
+  /**
+   * @brief --weights bf16 (--shard none): `masters[k]` is bf16 parameter k's float32 master; its
+   * .grad is the parameter's slice of the float32 bucket (the average after wait()), from now
+   * and after every prepare(). Other entries are ignored.
+   */
+  void set_master_grads(std::vector<torch::Tensor> masters);
   /** @brief The number of buckets these parameters would make (no allocation). */
   static std::size_t count_buckets(const std::vector<torch::Tensor>& params,
                                    std::size_t bucket_bytes);
@@ -146,6 +152,7 @@ class GradientSync {
   };
 
   void on_accumulated(std::size_t index);
+  void move_in(std::size_t index);
   /** @brief Parameter `index`'s gradient is complete: its bucket may start (overlap only). */
   void arrive(std::size_t index);
   /** @brief Whether weight `index`'s gradient may be made and reduce-scattered in pieces now. */
@@ -175,6 +182,8 @@ class GradientSync {
   std::vector<torch::Tensor> shard_wire_;  // --shard gradients with bf16: what arrives
   std::vector<Bucket> buckets_;
   std::vector<torch::Tensor> grad_views_;
+  std::vector<char> cast_;              ///< per parameter: bf16, with a float32 master
+  std::vector<torch::Tensor> masters_;  ///< set_master_grads'
   std::vector<char> arrived_;
   std::vector<char> sunk_;  // arrived through the sink: autograd's hook finds nothing to do
   // .grad still holds the zeros prepare() left (the sink writes instead of adding). Built-in

@@ -25,6 +25,7 @@
 #include "slimtrain/train/flat_layout.hpp"
 #include "slimtrain/train/grad_sync.hpp"
 #include "slimtrain/train/layer_gate.hpp"
+#include "slimtrain/train/master_weights.hpp"
 #include "slimtrain/train/memory_plan.hpp"
 #include "slimtrain/train/placement.hpp"
 #include "slimtrain/train/precision.hpp"
@@ -79,8 +80,13 @@ struct Session {
   std::unique_ptr<ShardedParams> shards;
   /** @brief --shard parameters with a model that gates its layers: gathers layer by layer. */
   std::unique_ptr<LayerGate> layer_gate;
-  /** @brief Over this rank's shard with --shard, else over every trainable parameter. */
+  /** @brief --weights bf16: the float32 masters the optimizer steps, beside the bf16 weights. */
+  std::unique_ptr<MasterWeights> masters;
+  /** @brief Over this rank's shard with --shard, the masters with --weights bf16, else over every
+   * trainable parameter. */
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  /** @brief What the optimizer steps, one tensor per trainable parameter (--shard none). */
+  std::vector<torch::Tensor> optimized_parameters() const;
   std::unique_ptr<LrSchedule> schedule;
   std::unique_ptr<data::TrainLoader> loader;
   std::unique_ptr<GradientSync> sync;
