@@ -19,6 +19,7 @@ void LayerGate::begin_forward() {
   segments_.clear();
   first_use_.clear();
   input_only_ = false;
+  in_forward_ = true;
   ++generation_;
 }
 
@@ -39,7 +40,8 @@ std::vector<std::size_t> LayerGate::wanted(std::size_t a, std::size_t b) const {
   return out;
 }
 
-void LayerGate::order_launches(GradientSync& sync) {
+void LayerGate::end_forward(GradientSync& sync) {
+  in_forward_ = false;
   if (ordered_) return;
   sync.set_launch_order(launch_order(sync.bucket_count()));
   ordered_ = true;
@@ -48,14 +50,21 @@ void LayerGate::order_launches(GradientSync& sync) {
 void LayerGate::before_layer(const std::vector<torch::Tensor>& weights, const torch::Tensor& x) {
   const std::vector<std::size_t> buckets = shards_.buckets_of(weights);
   if (buckets.empty()) return;
-  const bool training = torch::GradMode::is_enabled();
-  if (!training) {  // evaluation: this layer's weights held, every other layer's freed
+  const bool autograd = torch::GradMode::is_enabled();
+  // Evaluation (inference mode; a forward that threw never reached end_forward()): this layer's
+  // weights held, every other layer's freed.
+  if (!autograd && (!in_forward_ || c10::InferenceMode::is_enabled())) {
     shards_.release_except(buckets);
     shards_.prefetch(buckets);
     shards_.await(weights);
     return;
   }
-  // The first use, until order_launches() has taken it: the steps after the first skip this.
+  if (autograd && !in_forward_) {  // a layer recomputed in backward: its segment is gathered
+    shards_.prefetch(buckets);
+    shards_.await(weights);
+    return;
+  }
+  // The first use, until end_forward() has taken it: the steps after the first skip this.
   for (std::size_t i = 0; !ordered_ && i < weights.size(); ++i) {
     const std::vector<std::size_t> of = shards_.buckets_of({weights[i]});
     if (!of.empty() && std::find(first_use_.begin(), first_use_.end(), of[0]) == first_use_.end())

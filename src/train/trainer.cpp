@@ -101,7 +101,7 @@ void Trainer::forward_backward(const data::Batch& b, bool poison_loss, std::int6
   // A layer forward did not use still has its bucket in flight; backward and the optimizer
   // step must not meet a gather writing the buffer.
   if (s.shards) s.shards->finish_in_flight();
-  if (s.layer_gate) s.layer_gate->order_launches(*s.sync);  // as the first forward showed
+  if (s.layer_gate) s.layer_gate->end_forward(*s.sync);  // the first forward's launch order
   if (poison_loss) out.loss = out.loss * std::numeric_limits<double>::quiet_NaN();
   timer_.enter(kBackward, pos_.step + 1);
   s.sync->set_accumulating(micro + 1 < micro_batches);

@@ -184,10 +184,15 @@ for m in bert qwen2-tune; do
   check "  the same losses" same_losses "$work/ac-$m-none" "$work/ac-$m-layers" 4 1e-6
 done
 check "  said in the log" contains "activation checkpointing: each layer keeps its input alone"
-check "--activation-checkpointing layers with --shard parameters: exit 2" expect_rc 2 "$S" train \
-  --data "$D" --model "hf:$work/qwen2-tune" --activation-checkpointing layers --shard parameters \
-  --out "$work/ac-refused"
-check "  naming both" contains "--activation-checkpointing layers with --shard parameters: not built yet"
+# With --shard parameters each layer is gathered for its recomputation too (tiny buckets: a layer
+# in several), and the losses are those of the unsharded run.
+check "qwen2 np 2 --activation-checkpointing layers --shard parameters, 20 steps" expect_rc 0 np 2 \
+  "$S" train --data "$D" --model "hf:$work/qwen2-tune" --optimizer adamw --lr 1e-3 --max-steps 20 \
+  --batch-size 8 --threads 1 --seed 5 --log-every 5 --eval-every 10 --final-split none \
+  --activation-checkpointing layers --shard parameters --bucket-mb 0.004 --out "$work/ac-sharded"
+check "  the same losses as --shard none" same_losses "$work/ac-qwen2-tune-layers" "$work/ac-sharded" 4 1e-6
+check "  gathered layer by layer" contains "weights gathered as each layer runs"
+
 
 check "ViT: eval --model hf:vit --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" \
   --model "hf:$work/vit" --predictions "$work/p-vit.h5" --threads 1

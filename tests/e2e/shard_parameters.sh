@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --shard parameters (ZeRO-3) end to end against --shard gradients on the same seed: a built-in
 # mlp (a layer at a time, and with the next gathered ahead) and vit-tiny (layers gathered as they
-# run) bit-identical at np 2 over 200 and 50 steps, with
+# run; and again for their recomputation with --activation-checkpointing) bit-identical at np 2
+# over 200 and 50 steps, with
 # evaluations and checkpoints between steps; within 1e-6 at np 4; a TorchScript model (gathered
 # whole for each step) within 1e-6 over 50 steps; resumes across world sizes and shard modes
 # (np 2 parameters -> np 4 gradients -> np 3 parameters -> np 1 none, the loss going on; a resume
@@ -67,6 +68,11 @@ check "  bit-identical" same_weights "$work/vit-gradients" "$work/vit-parameters
 check "  the final evaluation after the last checkpoint (which frees the weights) the same" test \
   "$(eval_metrics "$work/vit-parameters")$(event_field "$work/vit-parameters" done final)" = \
   "$(eval_metrics "$work/vit-gradients")$(event_field "$work/vit-gradients" done final)"
+# Each block recomputed in backward (--activation-checkpointing layers) is gathered for it: its
+# own bucket or several (--bucket-mb), freed after, as without recomputing.
+both_modes "vit-tiny np 2, 30 steps, --activation-checkpointing layers," vitac 2 "${vit[@]}" \
+  --max-steps 30 --activation-checkpointing layers --bucket-mb 0.01
+check "  bit-identical" same_weights "$work/vitac-gradients" "$work/vitac-parameters" 25
 
 if "$PY" -c "import torch" 2>/dev/null; then
   mkdir -p "$work/ts" && "$PY" "$SLIMTRAIN_SOURCE_DIR/tests/e2e/torchscript_models.py" "$work/ts" 1 8 8 4 || exit 1

@@ -102,7 +102,7 @@ RunResult train_replicas(const Case& c, bool overlap, int steps, st::GradCompres
     sm::Output out = model->forward(x, y);
     if (shards) shards->finish_in_flight();  // as the trainer: nothing in flight past forward
     // As the trainer: the first forward's order of first use, reversed, is the launch order.
-    if (gate) gate->order_launches(sync);
+    if (gate) gate->end_forward(sync);
     // This rank's own gradient, before backward starts any bucket: the expected average is the
     // float64 mean of those over the ranks.
     std::vector<float> local;

@@ -20,7 +20,14 @@
  * bucket of a layer's norm (registered last, used first) does not keep the layer's large
  * gradients waiting, whole, until the layer's backward ends.
  *
- * A gate called outside autograd (evaluation, under inference mode) holds the layer's weights
+ * --activation-checkpointing layers: a layer recomputed in backward runs its forward without
+ * autograd, and again in backward with it. Gates reached in the first (a decoder layer's
+ * feed-forward gates, inside the layer) add their weights to the segment computing, as any gate
+ * whose input needs no gradient does; gates reached in the second, after end_forward(), belong to
+ * the segment backward has gathered already: they wait for their weights and change nothing.
+ *
+ * A gate called outside a training forward and outside autograd (evaluation, under inference
+ * mode) holds the layer's weights
  * and frees every other layer's: evaluation gathers layer by layer too, one layer at a time (no
  * prefetch), and every rank runs as many forwards (eval::ShardOptions::forwards_alike), so that
  * the gathers match.
@@ -53,9 +60,9 @@ class LayerGate {
    * Every rank's forward passes the same gates, so every rank gets the same order.
    */
   std::vector<std::size_t> launch_order(std::size_t buckets) const;  // recorded until ordered
-  /** @brief After the first forward (before its backward): launch_order() becomes `sync`'s, once.
-   */
-  void order_launches(GradientSync& sync);
+  /** @brief After each forward (before its backward): gates from here until begin_forward() are
+   * backward's recomputations; after the first, launch_order() becomes `sync`'s, once. */
+  void end_forward(GradientSync& sync);
 
  private:
   void after_backward_of(std::size_t segment, std::uint64_t generation);
@@ -65,7 +72,8 @@ class LayerGate {
   std::vector<std::vector<std::size_t>> segments_;  ///< buckets per segment, this forward
   std::vector<std::vector<std::size_t>> planned_;   ///< the previous forward's
   std::vector<std::size_t> first_use_;              ///< buckets in order of first use, this forward
-  bool ordered_ = false;                            ///< order_launches() has given the order
+  bool ordered_ = false;                            ///< end_forward() has given the order
+  bool in_forward_ = false;                         ///< between begin_forward() and end_forward()
   bool input_only_ = false;  ///< the first segment's backward reads no weight (token ids' layer)
   std::uint64_t generation_ = 0;
   bool prefetch_;
