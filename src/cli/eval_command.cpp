@@ -27,6 +27,7 @@ int run_eval(const std::vector<std::string>& args) {
     ("split", bound(c.split), "train, val or test")
     ("batch-size", bound(c.batch_size), "evaluation batch per rank")
     ("device", bound(c.device), "cpu or cuda")
+    ("precision", bound(c.precision), "fp32, or bf16: every weight held in bfloat16 (half the memory: a 7B --lora checkpoint's base in 15 GB, never whole in float32 on the way) and the forward under bf16 autocast, on cuda or on a CPU with native bf16 (avx512_bf16 or amx_bf16; refused elsewhere). The logits then differ from fp32's by bf16's rounding")
     ("threads", bound(c.threads), kThreadsHelp)
     ("deadline", bound(c.deadline_s), "seconds the reduction may wait for a late rank")
     ("io-timeout", bound(c.io_timeout_s), "seconds resolving and loading the checkpoint may take")
@@ -51,6 +52,8 @@ int run_eval(const std::vector<std::string>& args) {
                               eval::kMaxConfusionMaxClasses);
   if (c.per_class != "ends" && c.per_class != "all")
     SLIMTRAIN_THROW(ConfigError, "--per-class: '", c.per_class, "' must be ends or all");
+  if (c.precision != "fp32" && c.precision != "bf16")
+    SLIMTRAIN_THROW(ConfigError, "--precision: '", c.precision, "' must be fp32 or bf16");
   require_range<int>("--threads", c.threads, 0, 4096);
   require_range<double>("--deadline", c.deadline_s, 0.001, 86400.0);
   require_range<double>("--io-timeout", c.io_timeout_s, 0.01, 1e7);

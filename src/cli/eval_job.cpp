@@ -17,6 +17,7 @@
 #include "slimtrain/eval/model_inputs.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/eval/split_evaluation.hpp"
+#include "slimtrain/runtime/cpu_info.hpp"
 #include "slimtrain/runtime/device.hpp"
 #include "slimtrain/runtime/job_exit.hpp"
 #include "slimtrain/runtime/process_memory.hpp"
@@ -24,6 +25,7 @@
 #include "slimtrain/train/device_setup.hpp"
 #include "slimtrain/train/model_process.hpp"
 #include "slimtrain/train/normalisation_setup.hpp"
+#include "slimtrain/train/precision.hpp"
 
 namespace slimtrain::cli {
 namespace {
@@ -56,6 +58,13 @@ void print_table(const eval::EvalOutcome& o, const eval::CheckpointModel& loaded
 int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
                         const EvalJobConfig& c) {
   const runtime::DeviceBinding device = train::bind_device(rt, control, c.device, c.threads);
+  // bf16 where it is computed natively (the trainer's rule); ConfigError naming --precision.
+  const runtime::CpuInfo& cpu = runtime::cpu_info();
+  const bool bf16 = train::choose_precision(c.precision, "", device.kind,
+                                            cpu.amx_bf16()      ? train::Bf16Support::amx
+                                            : cpu.native_bf16() ? train::Bf16Support::avx512
+                                                                : train::Bf16Support::none)
+                        .bf16();
   FaultPlan fault = FaultPlan::from_env();
   if (fault.armed(rt.rank(), FaultPhase::eval, 0)) fault.fire();
   data::DatasetInfo info = data::read_dataset_info(c.data);
@@ -74,7 +83,8 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   if (c.checkpoint.empty()) {  // --model hf:DIR alone: the pretrained checkpoint as it is
     io.tag = "load-pretrained";
     comm::on_all_ranks(
-        control, [&] { loaded = eval::load_pretrained_model(c.model, info, rt.rank() == 0); }, io);
+        control, [&] { loaded = eval::load_pretrained_model(c.model, info, rt.rank() == 0, bf16); },
+        io);
   } else {
     // Rank 0 resolves (a run still writing checkpoints could give each rank another one) and
     // verifies in full; the others wait with the I/O deadline and check sizes only.
@@ -91,7 +101,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
         [&] {
           loaded = eval::load_checkpoint_model(
               path, info, rt.rank() == 0 ? ckpt::VerifyDepth::checksums : ckpt::VerifyDepth::sizes,
-              c.model);
+              c.model, bf16);
         },
         io);
   }
@@ -99,7 +109,8 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   comm::OpOptions stats_io = io;
   stats_io.tag = "normalisation";
   train::share_normalisation(info, control, stats_io);
-  log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")");
+  log::info("evaluating checkpoint ", loaded.checkpoint, " (step ", loaded.step, ")",
+            bf16 ? " with its weights in bfloat16 and the forward under bf16 autocast" : "");
   if (device.kind == "cuda")
     loaded.model->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index)));
   loaded.model->apply_memory_format("auto", device.kind == "cpu");  // as the trainer's default
@@ -109,6 +120,7 @@ int evaluate_checkpoint(const runtime::Runtime& rt, comm::ControlPlane& control,
   what.info = &info;
   what.split = c.split;
   what.shard.batch_size = c.batch_size;
+  what.shard.bf16 = bf16;
   what.shard.confusion_max_classes = c.confusion_max_classes;
   what.policy.deadline_s = c.deadline_s;
   what.policy.agree_timeout_s = c.deadline_s;

@@ -13,6 +13,7 @@
 #include "slimtrain/core/file_io.hpp"
 #include "slimtrain/core/log.hpp"
 #include "slimtrain/eval/checkpoint_model.hpp"
+#include "slimtrain/model/hf/hf_model.hpp"
 #include "slimtrain/model/hf/registry.hpp"
 
 namespace slimtrain::cli {
@@ -87,6 +88,11 @@ std::string run_hf_export(const EmbedJobConfig& c) {
     SLIMTRAIN_THROW(ConfigError, "--merge-lora: checkpoint ", loaded.checkpoint,
                     " was not trained with --lora (it holds no adapters to merge)");
   const bool adapter = !spec.lora.empty() && !c.merge_lora;  // PEFT's format
+  const auto* hf = dynamic_cast<const model::hf::HfModel*>(loaded.model.get());
+  if (adapter && hf != nullptr && !hf->peft_adapter_refusal().empty())
+    SLIMTRAIN_THROW(ConfigError, "--hf: checkpoint ", loaded.checkpoint, ": ",
+                    hf->peft_adapter_refusal(),
+                    "; --merge-lora writes the merged model, which every transformers loads");
   const std::map<std::string, std::string> metadata = {{"format", "pt"},
                                                        {"source_checkpoint", loaded.checkpoint},
                                                        {"step", std::to_string(loaded.step)}};

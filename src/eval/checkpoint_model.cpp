@@ -12,6 +12,8 @@
 #include "slimtrain/eval/pretrained_model.hpp"
 #include "slimtrain/model/deferred_weights.hpp"
 #include "slimtrain/model/hf/hf_model.hpp"
+#include "slimtrain/model/lora.hpp"
+#include "slimtrain/runtime/heap.hpp"
 
 namespace slimtrain::eval {
 namespace {
@@ -29,6 +31,13 @@ std::string follow_latest(const std::string& path) {
 
 }  // namespace
 
+void hold_in_bf16(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor p : model.parameters())
+    if (p.is_floating_point() && p.scalar_type() != torch::kBFloat16)
+      p.set_data(p.to(torch::kBFloat16));
+}
+
 std::string resolve_checkpoint(const std::string& checkpoint) {
   return ckpt::CheckpointManager::resolve(follow_latest(checkpoint), "--checkpoint");
 }
@@ -36,7 +45,7 @@ std::string resolve_checkpoint(const std::string& checkpoint) {
 namespace {
 
 CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt::VerifyDepth depth,
-                     const std::string& model, bool weights_stay = false) {
+                     const std::string& model, bool weights_stay = false, bool bf16 = false) {
   CheckpointModel out;
   out.checkpoint = dir;
   ckpt::DeferTensor in_file;
@@ -61,10 +70,17 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
     SLIMTRAIN_THROW(ConfigError, "--checkpoint ", out.checkpoint, " was trained for ",
                     spec.describe(), " but ", info->path, " holds ", info->num_classes,
                     " classes of another input shape");
+  // In bf16 a --lora checkpoint's frozen base is never whole in float32: a decoder's layers made
+  // empty and given bf16 memory before the base's load fills them (as the trainer does).
+  const bool frozen_bf16 = bf16 && state.meta.contains("lora_base");
   {
     std::optional<model::DeferredWeights> deferred;
-    if (weights_stay) deferred.emplace(torch::kCPU);
+    if (weights_stay || frozen_bf16) deferred.emplace(torch::kCPU);
     out.model = model::make_model(spec);
+  }
+  if (frozen_bf16) {
+    runtime::release_freed_memory();
+    model::hold_frozen_in_bf16(*out.model);
   }
   // A --lora checkpoint holds what trained; the frozen base is read from the model it names.
   std::set<std::string> from_base;
@@ -78,6 +94,7 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
   }
   ckpt::load_into(*out.model, state, "model/", from_base);  // weights that stay: checked only
   if (weights_stay) out.stored = read;
+  if (bf16) hold_in_bf16(*out.model);
   out.step = state.step;
   if (state.meta.contains("class_names") && state.meta["class_names"].is_array())
     for (const auto& n : state.meta["class_names"])
@@ -88,8 +105,9 @@ CheckpointModel load(const std::string& dir, const data::DatasetInfo* info, ckpt
 }  // namespace
 
 CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
-                                      ckpt::VerifyDepth depth, const std::string& model) {
-  return load(dir, &info, depth, model);
+                                      ckpt::VerifyDepth depth, const std::string& model,
+                                      bool bf16) {
+  return load(dir, &info, depth, model, /*weights_stay=*/false, bf16);
 }
 
 CheckpointModel load_checkpoint_model(const std::string& dir, const std::string& model) {

@@ -9,6 +9,7 @@
 #include "slimtrain/ckpt/safetensors.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/core/log.hpp"
+#include "slimtrain/eval/checkpoint_model.hpp"
 #include "slimtrain/eval/model_for_data.hpp"
 #include "slimtrain/model/lora.hpp"
 
@@ -121,7 +122,7 @@ void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& 
 }
 
 CheckpointModel load_pretrained_model(const std::string& model_option,
-                                      const data::DatasetInfo& info, bool log_rank0) {
+                                      const data::DatasetInfo& info, bool log_rank0, bool bf16) {
   CheckpointModel out;
   model::ModelSpec options;
   const model::ModelSpec spec = model_for_data(options, model_option, info);
@@ -130,6 +131,7 @@ CheckpointModel load_pretrained_model(const std::string& model_option,
   out.model = model::make_model(spec);
   const model::hf::PretrainedLoad load = load_hf_weights(*out.model, spec.hf_dir);
   if (log_rank0) log_hf_load(load, out.model->spec());
+  if (bf16) hold_in_bf16(*out.model);
   out.checkpoint = spec.hf_dir;
   out.step = 0;
   out.class_names = info.class_names;

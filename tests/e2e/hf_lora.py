@@ -1,6 +1,7 @@
 """e2e_hf_lora's checks against PEFT (the tests' venv): slimtrain's --lora next to PEFT's LoRA.
 
-  count BASE TARGETS R            PEFT's trainable parameter count for that LoRA on BASE (SEQ_CLS)
+  count BASE TARGETS R            PEFT's trainable parameter count for that LoRA on BASE (SEQ_CLS;
+                                  a ViT without a task type, its classifier in modules_to_save)
   peft BASE ADAPTER DATA PRED     PeftModel.from_pretrained(BASE, ADAPTER)'s logits on DATA's test
                                   sequences equal PRED's (slimtrain eval --predictions) within 1e-5
   kept BASE WEIGHTS NAME          tensor NAME of WEIGHTS (a checkpoint's export) equals BASE's: frozen
@@ -12,7 +13,7 @@ import numpy as np
 import torch
 from peft import LoraConfig, PeftModel, TaskType, get_peft_model
 from safetensors.torch import load_file
-from transformers import AutoModelForSequenceClassification
+from transformers import AutoModelForSequenceClassification, ViTForImageClassification
 from transformers.utils import logging as hf_logging
 
 import hf_compare
@@ -22,7 +23,13 @@ import hf_models
 hf_logging.disable_progress_bar()
 
 
+def is_vit(base):
+    return json.load(open(f"{base}/config.json"))["model_type"] == "vit"
+
+
 def base_model(base):
+    if is_vit(base):
+        return ViTForImageClassification.from_pretrained(base, dtype=torch.float32, num_labels=4)
     return AutoModelForSequenceClassification.from_pretrained(base, dtype=torch.float32, num_labels=4)
 
 
@@ -30,7 +37,10 @@ def count(base, targets, r):
     targets = targets if targets == "all-linear" else targets.split(",")
     # DistilBERT's head has two layers: slimtrain trains both in full, as PEFT does when told.
     extra = ["pre_classifier"] if json.load(open(f"{base}/config.json"))["model_type"] == "distilbert" else None
-    model = get_peft_model(base_model(base), LoraConfig(task_type=TaskType.SEQ_CLS, r=int(r),
+    task = TaskType.SEQ_CLS
+    if is_vit(base):  # the head saved by name, as PEFT's image-classification guide does
+        task, extra = None, ["classifier"]
+    model = get_peft_model(base_model(base), LoraConfig(task_type=task, r=int(r),
                                                         lora_alpha=2 * int(r), target_modules=targets,
                                                         modules_to_save=extra))
     trainable, _ = model.get_nb_trainable_parameters()

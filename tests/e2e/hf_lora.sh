@@ -2,7 +2,8 @@
 # --lora against PEFT (the venv's Python, SLIMTRAIN_TORCH_PYTHON, with peft), on small random
 # checkpoints transformers writes (tests/e2e/hf_models.py make_small; nothing downloaded):
 # - BERT (targets=all-linear), DistilBERT and Qwen2 (the attention projections) trained with
-#   --lora at np 2:
+#   --lora at np 2 (ViT too: PEFT's count, eval, --merge-lora in transformers; its adapter export
+#   is exit 2, transformers 5 having renamed its modules):
 #   the trainable parameters are PEFT's count for the same LoRA (the adapters and the head), and
 #   the memory plan (from the checkpoint's headers) counts gradients for those alone; checkpoints
 #   hold those alone and name the base (a digest of its headers and of samples of its values: a
@@ -15,6 +16,7 @@
 #   points of a full fine-tune of the same steps;
 # - with --precision bf16 the frozen base is held in bfloat16 (a Qwen2 stored in bf16): the plan
 #   counts 2 bytes a frozen value, it learns as LoRA in float32 does, PEFT predicts what eval wrote;
+#   eval --precision bf16 predicts fp32's classes, its logits within bf16's rounding;
 # - bad --lora values, targets that match nothing, a model without adapters, --lora with --shard
 #   parameters and --merge-lora of a run without adapters are exit 2 naming them.
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +58,26 @@ for m in bert distilbert qwen2-tune; do
   check "    from_pretrained predicts what eval wrote" py "$models" agree "$work/merged-$m" "$D" test \
     "$work/p-$m.h5"
 done
+# ViT: adapters beside every linear layer of its encoder, the classifier trained in full. PEFT's
+# adapter names follow transformers' module tree, which transformers 5 renamed for ViT: export
+# --hf of the adapter is refused, --merge-lora's model loads in transformers.
+check "vit --lora targets=all-linear at np 2" expect_rc 0 np 2 "$S" train --data "$work/images.h5" \
+  --model "hf:$work/vit" --lora r=4,dropout=0.1 --optimizer adamw --lr 1e-2 --batch-size 8 \
+  --threads 1 --seed 5 --max-steps 30 --eval-every 0 --out "$work/run-vit"
+want=$(py "$lora" count "$work/vit" all-linear 4 | grep -o 'trainable [0-9]*' | cut -d' ' -f2)
+check "  trains PEFT's count of parameters ($want)" json_is "$(events "$work/run-vit" start)" \
+  "e['trainable_parameters'] == $want"
+check "  eval --predictions" expect_rc 0 "$S" eval --data "$work/images.h5" --checkpoint "$work/run-vit" \
+  --predictions "$work/p-vit.h5" --threads 1
+check "  export --hf of the adapter: exit 2" expect_rc 2 "$S" export --hf --checkpoint "$work/run-vit" \
+  -o "$work/adapter-vit"
+check "    saying why, pointing to --merge-lora" contains "transformers 5 renamed .*--merge-lora writes the merged model"
+check "    nothing written" test ! -e "$work/adapter-vit"
+check "  export --hf --merge-lora" expect_rc 0 "$S" export --hf --merge-lora \
+  --checkpoint "$work/run-vit" -o "$work/merged-vit"
+check "    from_pretrained predicts what eval wrote" py "$models" agree "$work/merged-vit" \
+  "$work/images.h5" test "$work/p-vit.h5"
+
 # A LoRA checkpoint holds what trains; the frozen base stays in the model it names (its absolute
 # directory, a digest of its headers and sampled values), which eval and export read again.
 check "the checkpoint holds the adapters and the head alone" "$PY" - "$work/run-qwen2-tune" <<'EOF2'
@@ -138,10 +160,30 @@ if grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
     -o "$work/adapter-bf16"
   check "    PeftModel.from_pretrained on the bf16 base predicts what eval wrote" py "$lora" peft \
     "$work/qwen2-bf16" "$work/adapter-bf16" "$D" "$work/p-bf16.h5"
+  # eval --precision bf16: every weight in bfloat16 (the base never whole in float32): the logits
+  # of float32's evaluation within bf16's rounding, the same classes predicted.
+  check "  eval --precision bf16" expect_rc 0 "$S" eval --data "$D" --checkpoint "$work/bf16" \
+    --predictions "$work/p-bf16-16.h5" --precision bf16 --threads 1
+  check "    says so" contains "with its weights in bfloat16 and the forward under bf16 autocast"
+  check "    fp32's logits within bf16's rounding, the same classes" /usr/bin/python3 - \
+    "$work/p-bf16.h5" "$work/p-bf16-16.h5" <<'PYEOF'
+import sys
+import h5py
+import numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+la, lb = a["logits"][()], b["logits"][()]
+worst = float(np.abs(la - lb).max() / np.abs(la).max())
+same = float((a["predicted"][()] == b["predicted"][()]).mean())
+print(f"  largest logit difference {worst:.1e} of the largest logit; {same:.3f} of the classes the same")
+assert worst <= 0.05 and same >= 0.95, (worst, same)
+PYEOF
 else
   echo "  the --precision bf16 checks need a CPU with native bf16 (avx512_bf16 or amx_bf16): this one has none"
 fi
 
+check "eval --precision fp16: exit 2" expect_rc 2 "$S" eval --data "$D" --checkpoint "$work/learn" \
+  --precision fp16
+check "  naming it" contains "--precision: 'fp16' must be fp32 or bf16"
 check "--lora r=0: exit 2" expect_rc 2 "$S" train --data "$D" --model "hf:$work/bert" --lora r=0 --out "$work/none"
 check "  naming it" contains "--lora: r=0 is not a positive whole rank"
 check "--lora with an unknown key: exit 2" expect_rc 2 "$S" train --data "$D" --model "hf:$work/bert" \

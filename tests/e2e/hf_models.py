@@ -99,6 +99,14 @@ def bert_config(**extra):
     return BertConfig(**base)
 
 
+def make_vit(d):
+    """DIR/images.h5 and the ViT that classifies them."""
+    write_images(f"{d}/images.h5", np.random.default_rng(48))
+    ViTForImageClassification(ViTConfig(
+        image_size=16, patch_size=4, num_channels=3, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=64, num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/vit")
+
+
 def make(d):
     torch.manual_seed(47)
     write_data(f"{d}/text.h5", np.random.default_rng(47))
@@ -136,10 +144,7 @@ def make(d):
         else:
             t["bert.encoder.layer.0.adapter.weight"] = torch.zeros(4, 4)
         save_file(t, f"{out}/model.safetensors", metadata={"format": "pt"})
-    write_images(f"{d}/images.h5", np.random.default_rng(48))
-    ViTForImageClassification(ViTConfig(
-        image_size=16, patch_size=4, num_channels=3, hidden_size=32, num_hidden_layers=2,
-        num_attention_heads=4, intermediate_size=64, num_labels=4, initializer_range=0.3)).save_pretrained(f"{d}/vit")
+    make_vit(d)
     from PIL import Image
     from transformers import ViTImageProcessor
     ViTImageProcessor(size={"height": 16, "width": 16}, image_mean=[0.5] * 3, image_std=[0.5] * 3,
@@ -184,7 +189,7 @@ def make(d):
 
 def make_small(d):
     """What tests/gpu/hf_cuda.sh and e2e_hf_lora train: the text data, BERT, DistilBERT and
-    qwen2-tune, as make makes them."""
+    qwen2-tune, as make makes them, and the images and ViT."""
     torch.manual_seed(47)
     write_data(f"{d}/text.h5", np.random.default_rng(47))
     BertForSequenceClassification(bert_config()).save_pretrained(f"{d}/bert")
@@ -197,6 +202,7 @@ def make_small(d):
         initializer_range=0.02))
     qwen2.save_pretrained(f"{d}/qwen2-tune")
     qwen2.to(torch.bfloat16).save_pretrained(f"{d}/qwen2-bf16")  # stored as the 7B ones are
+    make_vit(d)
 
 
 def sequences(data, split):

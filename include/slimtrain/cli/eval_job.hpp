@@ -12,6 +12,8 @@ struct EvalJobConfig {
   std::string split = "test";
   std::int64_t batch_size = 512;
   std::string device = "cpu";
+  /** @brief fp32, or bf16: the weights held in bfloat16 and the forward under bf16 autocast. */
+  std::string precision = "fp32";
   int threads = 0;
   double deadline_s = 300.0;
   double io_timeout_s = 600.0;  ///< resolving and loading the checkpoint

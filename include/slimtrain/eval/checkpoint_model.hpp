@@ -37,11 +37,16 @@ std::string resolve_checkpoint(const std::string& checkpoint);
  * @brief Verifies the step directory `dir` (to `depth`) and loads it into a model built from its
  * stored spec. A checkpoint whose input shape or class count differs from `info` is a
  * ConfigError naming both files. `model` ("torchscript:PATH") supplies the module file of a
- * torchscript checkpoint when it is no longer where the checkpoint recorded it.
+ * torchscript checkpoint when it is no longer where the checkpoint recorded it. With `bf16`
+ * (eval --precision bf16) every floating parameter is held in bfloat16, and a --lora
+ * checkpoint's frozen base is never whole in float32 on the way.
  */
 CheckpointModel load_checkpoint_model(const std::string& dir, const data::DatasetInfo& info,
                                       ckpt::VerifyDepth depth = ckpt::VerifyDepth::checksums,
-                                      const std::string& model = "");
+                                      const std::string& model = "", bool bf16 = false);
+
+/** @brief Every floating parameter of `model` cast to bfloat16 in place (buffers stay). */
+void hold_in_bf16(torch::nn::Module& model);
 
 /** @brief The same without a data file: the input shape and classes recorded in the checkpoint. */
 CheckpointModel load_checkpoint_model(const std::string& dir, const std::string& model);

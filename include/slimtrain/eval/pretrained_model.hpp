@@ -54,6 +54,7 @@ void log_hf_load(const model::hf::PretrainedLoad& load, const model::ModelSpec& 
  * DIR's weights; `checkpoint` names DIR and the step is 0. Logs the load (`log_rank0`).
  */
 CheckpointModel load_pretrained_model(const std::string& model_option,
-                                      const data::DatasetInfo& info, bool log_rank0);
+                                      const data::DatasetInfo& info, bool log_rank0,
+                                      bool bf16 = false);
 
 }  // namespace slimtrain::eval

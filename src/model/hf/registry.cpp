@@ -65,7 +65,7 @@ std::shared_ptr<ClassifierImpl> build_model(const ModelSpec& spec) {
       SLIMTRAIN_THROW(ConfigError, "--lora: ", spec.model_option(), " (model_type \"",
                       config_of(spec).model_type,
                       "\") has no adapters yet (BERT, RoBERTa, XLM-R, "
-                      "DistilBERT, Qwen2, Llama and Qwen2-VL have)");
+                      "DistilBERT, ViT, Qwen2, Llama and Qwen2-VL have)");
     attach_lora(*model, LoraOptions::parse(spec.lora), hf->head_names(), spec.lora_train);
   }
   return model;

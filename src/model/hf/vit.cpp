@@ -2,6 +2,7 @@
 
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/model/attention.hpp"
+#include "slimtrain/model/lora.hpp"
 
 namespace slimtrain::model::hf {
 namespace {
@@ -81,13 +82,22 @@ ViTForImageClassification::ViTForImageClassification(const ModelSpec& spec)
   classifier_ = add_linear(*this, "classifier", h, spec.num_classes, init);
 }
 
+std::string ViTForImageClassification::peft_adapter_refusal() const {
+  // Checked with PEFT 0.21 on transformers 5.24, whose ViT has vit.layers.N.attention.q_proj and
+  // mlp.fc1 where the checkpoints (and transformers 4) have vit.encoder.layer.N.attention.
+  // attention.query: an adapter under either name fails on the other version's model.
+  return "PEFT names a ViT adapter by transformers' module paths, which transformers 5 renamed "
+         "(vit.encoder.layer.N.attention.attention.query became vit.layers.N.attention.q_proj), "
+         "so no one adapter loads on both";
+}
+
 torch::Tensor ViTForImageClassification::layer_forward(Layer& l, const torch::Tensor& x) {
   const ViTConfig& c = *config_;
   const std::int64_t b = x.size(0), t = x.size(1), heads = c.num_attention_heads;
   const std::int64_t d = c.hidden_size / heads;
   const torch::Tensor n = l.layernorm_before->forward(x);
   auto split = [&](nn::Linear& proj) {
-    return proj->forward(n).view({b, t, heads, d}).transpose(1, 2);
+    return lora_linear(proj, n).view({b, t, heads, d}).transpose(1, 2);
   };
   const double p = is_training() ? c.attention_probs_dropout_prob : 0.0;
   const torch::Tensor context = attention(split(l.query), split(l.key), split(l.value), {}, true, p)
@@ -95,9 +105,10 @@ torch::Tensor ViTForImageClassification::layer_forward(Layer& l, const torch::Te
                                     .reshape({b, t, c.hidden_size});
   const double drop = c.hidden_dropout_prob;
   const torch::Tensor a =
-      x + torch::dropout(l.attention_out->forward(context), drop, is_training());
-  const torch::Tensor f = l.output->forward(
-      activation(c.hidden_act, l.intermediate->forward(l.layernorm_after->forward(a))));
+      x + torch::dropout(lora_linear(l.attention_out, context), drop, is_training());
+  const torch::Tensor f = lora_linear(
+      l.output,
+      activation(c.hidden_act, lora_linear(l.intermediate, l.layernorm_after->forward(a))));
   return a + torch::dropout(f, drop, is_training());
 }
 

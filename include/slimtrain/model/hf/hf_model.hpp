@@ -27,6 +27,9 @@ class HfModel : public ClassifierImpl {
   /** @brief Whether forward runs its body's linear layers through lora_linear() (lora.hpp), so
    * that --lora's adapters take part. */
   virtual bool applies_lora() const { return false; }
+  /** @brief Why export --hf cannot write this model's adapters in PEFT's format ("": it can).
+   * PEFT names an adapter by the path of its layer in transformers' module tree. */
+  virtual std::string peft_adapter_refusal() const { return ""; }
   /** @brief A pooler a base checkpoint may lack too (BERT's), or "". */
   virtual std::string optional_prefix() const { return ""; }
   /**

@@ -45,6 +45,8 @@ class ViTForImageClassification final : public HfModel {
   std::vector<std::string> head_names() const override {
     return {"classifier.weight", "classifier.bias"};
   }
+  bool applies_lora() const override { return true; }
+  std::string peft_adapter_refusal() const override;
 
  private:
   struct Layer {
