@@ -30,6 +30,10 @@ void defer_memory(const std::vector<torch::Tensor>& weights) {
   }
 }
 
+bool deferring() {
+  return open_scope != nullptr;
+}
+
 bool has_memory(const torch::Tensor& t) {
   if (t.numel() == 0) return true;
   const c10::Storage& storage = t.storage();

@@ -175,7 +175,7 @@ la, lb = a["logits"][()], b["logits"][()]
 worst = float(np.abs(la - lb).max() / np.abs(la).max())
 same = float((a["predicted"][()] == b["predicted"][()]).mean())
 print(f"  largest logit difference {worst:.1e} of the largest logit; {same:.3f} of the classes the same")
-assert worst <= 0.05 and same >= 0.95, (worst, same)
+assert worst <= 0.15 and same >= 0.95, (worst, same)
 PYEOF
 else
   echo "  the --precision bf16 checks need a CPU with native bf16 (avx512_bf16 or amx_bf16): this one has none"

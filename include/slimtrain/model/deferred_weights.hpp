@@ -6,8 +6,9 @@
  * --shard parameters reads each rank's slices of a checkpoint into its shard, so that no rank
  * ever holds a 7B model whole. A weight without memory must not be read until it is filled.
  *
- * The weights are initialised before they are freed: the random numbers drawn stay those of a
- * model built without the scope, so the head made after them is the same on every path.
+ * Within the scope the decoders' body draws no random initial values for its weights (the load
+ * replaces them), and on every path it leaves the generator as it found it, so that what is made
+ * after it (the head, the adapters) is the same with the scope and without.
  */
 #include <torch/torch.h>
 
@@ -36,6 +37,9 @@ void defer_memory(const std::vector<torch::Tensor>& weights);
 /** @brief A tensor of `sizes` and `options` with no memory for its elements (nothing allocated,
  * on a GPU either): a stand-in that carries a shape and a dtype. */
 torch::Tensor without_memory(torch::IntArrayRef sizes, const torch::TensorOptions& options);
+
+/** @brief Whether a DeferredWeights scope is open on this thread. */
+bool deferring();
 
 /** @brief Whether `t`'s elements have memory (false for a weight defer_memory freed). */
 bool has_memory(const torch::Tensor& t);

@@ -1,9 +1,11 @@
 #include "slimtrain/model/hf/decoder_body.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/version.h>
 
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include "slimtrain/model/deferred_weights.hpp"
 #include "slimtrain/model/lora.hpp"
@@ -58,14 +60,44 @@ torch::Tensor rotary_frequencies(const DecoderConfig& c, const torch::TensorOpti
 
 }  // namespace
 
+namespace {
+
+// The CPU generator's state, put back when this goes out of scope.
+class RandomStateKept {
+ public:
+  RandomStateKept() {
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state_ = gen.get_state();
+  }
+  ~RandomStateKept() {
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(state_);
+  }
+  RandomStateKept(const RandomStateKept&) = delete;
+  RandomStateKept& operator=(const RandomStateKept&) = delete;
+
+ private:
+  at::Tensor state_;
+};
+
+}  // namespace
+
 DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> config)
     : config_(std::move(config)) {
   const DecoderConfig& c = *config_;
   const std::int64_t h = c.hidden_size, d = c.head_dim, inner = c.intermediate_size;
   const double init = c.initializer_range;
+  // What the body draws, or does not draw under a DeferredWeights scope, leaves the generator as
+  // it found it: the head and the adapters made after are the same on every path.
+  const RandomStateKept kept;
+  // Under the scope the body's weights are the load's to fill: none is drawn (a 7B body's draws
+  // took 90 s of a 130 s start-up).
+  const bool filled = deferring();
   // Under a DeferredWeights scope each part's memory goes as soon as it is made: at most one
   // layer (or the embeddings) exists at once, and the loading fills each rank's slices.
-  embed_tokens_ = add_embedding(base, "embed_tokens", c.vocab_size, h, init);
+  embed_tokens_ = add_embedding(base, "embed_tokens", c.vocab_size, h, init, filled);
   defer_memory(embed_tokens_->parameters());
   auto list = base.register_module("layers", nn::ModuleList());
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
@@ -73,14 +105,18 @@ DecoderBody::DecoderBody(nn::Module& base, std::shared_ptr<const DecoderConfig> 
     list->push_back(block);
     auto attention = group(*block, "self_attn");
     Layer l;
-    l.q_proj = add_linear(*attention, "q_proj", h, c.num_attention_heads * d, init, c.qkv_bias);
-    l.k_proj = add_linear(*attention, "k_proj", h, c.num_key_value_heads * d, init, c.qkv_bias);
-    l.v_proj = add_linear(*attention, "v_proj", h, c.num_key_value_heads * d, init, c.qkv_bias);
-    l.o_proj = add_linear(*attention, "o_proj", c.num_attention_heads * d, h, init, c.o_bias);
+    l.q_proj =
+        add_linear(*attention, "q_proj", h, c.num_attention_heads * d, init, c.qkv_bias, filled);
+    l.k_proj =
+        add_linear(*attention, "k_proj", h, c.num_key_value_heads * d, init, c.qkv_bias, filled);
+    l.v_proj =
+        add_linear(*attention, "v_proj", h, c.num_key_value_heads * d, init, c.qkv_bias, filled);
+    l.o_proj =
+        add_linear(*attention, "o_proj", c.num_attention_heads * d, h, init, c.o_bias, filled);
     auto mlp = group(*block, "mlp");
-    l.gate_proj = add_linear(*mlp, "gate_proj", h, inner, init, c.mlp_bias);
-    l.up_proj = add_linear(*mlp, "up_proj", h, inner, init, c.mlp_bias);
-    l.down_proj = add_linear(*mlp, "down_proj", inner, h, init, c.mlp_bias);
+    l.gate_proj = add_linear(*mlp, "gate_proj", h, inner, init, c.mlp_bias, filled);
+    l.up_proj = add_linear(*mlp, "up_proj", h, inner, init, c.mlp_bias, filled);
+    l.down_proj = add_linear(*mlp, "down_proj", inner, h, init, c.mlp_bias, filled);
     l.input_layernorm = add_rms_weight(*block, "input_layernorm", h);
     l.post_attention_layernorm = add_rms_weight(*block, "post_attention_layernorm", h);
     // In the order forward uses them: the gradient buckets start in the reverse (LayerGate).

@@ -1,13 +1,33 @@
 #include "slimtrain/model/hf/hf_model.hpp"
 
 #include "slimtrain/core/error.hpp"
+#include "slimtrain/model/deferred_weights.hpp"
 
 namespace slimtrain::model::hf {
 
 namespace nn = torch::nn;
 
+namespace {
+
+// A parameter of an empty layer given `sizes` and no memory, keeping its identity.
+void defer_shaped(torch::Tensor& parameter, torch::IntArrayRef sizes) {
+  torch::NoGradGuard no_grad;
+  parameter.set_data(without_memory(sizes, parameter.options()));
+}
+
+}  // namespace
+
 nn::Linear add_linear(nn::Module& parent, const std::string& name, std::int64_t in,
-                      std::int64_t out, double init, bool bias) {
+                      std::int64_t out, double init, bool bias, bool filled_by_load) {
+  if (filled_by_load) {
+    // No random numbers drawn, no memory taken: an empty layer draws none, and is given its
+    // shape after.
+    auto layer = parent.register_module(name, nn::Linear(nn::LinearOptions(1, 0).bias(bias)));
+    layer->options.in_features(in).out_features(out);
+    defer_shaped(layer->weight, {out, in});
+    if (bias) defer_shaped(layer->bias, {out});
+    return layer;
+  }
   auto layer = parent.register_module(name, nn::Linear(nn::LinearOptions(in, out).bias(bias)));
   // transformers' _init_weights: N(0, initializer_range) weights, zero biases.
   torch::NoGradGuard no_grad;
@@ -21,7 +41,13 @@ nn::LayerNorm add_norm(nn::Module& parent, const std::string& name, std::int64_t
 }
 
 nn::Embedding add_embedding(nn::Module& parent, const std::string& name, std::int64_t count,
-                            std::int64_t size, double init) {
+                            std::int64_t size, double init, bool filled_by_load) {
+  if (filled_by_load) {  // as add_linear's
+    auto table = parent.register_module(name, nn::Embedding(nn::EmbeddingOptions(0, size)));
+    table->options.num_embeddings(count);
+    defer_shaped(table->weight, {count, size});
+    return table;
+  }
   auto table = parent.register_module(name, nn::Embedding(nn::EmbeddingOptions(count, size)));
   torch::NoGradGuard no_grad;
   torch::nn::init::normal_(table->weight, 0.0, init);

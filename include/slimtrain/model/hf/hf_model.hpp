@@ -44,15 +44,18 @@ class HfModel : public ClassifierImpl {
 };
 
 /** @brief A Linear under `name` in `parent`, N(0, init) weights and zero biases (transformers'
- * _init_weights with its initializer_range). */
+ * _init_weights with its initializer_range); `filled_by_load`: shaped, without memory and with no
+ * random number drawn, for a load to fill (model::DeferredWeights). */
 torch::nn::Linear add_linear(torch::nn::Module& parent, const std::string& name, std::int64_t in,
-                             std::int64_t out, double init, bool bias = true);
+                             std::int64_t out, double init, bool bias = true,
+                             bool filled_by_load = false);
 /** @brief A LayerNorm over `size` features under `name`. */
 torch::nn::LayerNorm add_norm(torch::nn::Module& parent, const std::string& name, std::int64_t size,
                               double eps);
 /** @brief An embedding table under `name`, N(0, init) as transformers initialises one. */
 torch::nn::Embedding add_embedding(torch::nn::Module& parent, const std::string& name,
-                                   std::int64_t count, std::int64_t size, double init);
+                                   std::int64_t count, std::int64_t size, double init,
+                                   bool filled_by_load = false);
 /** @brief An RMSNorm's weight (ones) registered as transformers names it: NAME.weight. */
 torch::Tensor add_rms_weight(torch::nn::Module& parent, const std::string& name, std::int64_t size);
 
