@@ -50,12 +50,13 @@ def tensors(c):
     yield "lm_head.weight", (c["vocab_size"], h)
 
 
-def main(d, tokens=64):
-    tokens = int(tokens)
+def write_weights(d, config, names_and_shapes):
+    """config.json and random bf16 weights (N(0, 0.02), norms at 1, biases 0) in shards of at
+    most SHARD_BYTES with their index, one shard in memory at a time; returns the bytes."""
     os.makedirs(d, exist_ok=True)
-    json.dump(CONFIG, open(f"{d}/config.json", "w"), indent=2)
+    json.dump(config, open(f"{d}/config.json", "w"), indent=2)
     shards, size = [[]], 0
-    for name, shape in tensors(CONFIG):
+    for name, shape in names_and_shapes:
         n = 2 * int(np.prod(shape))
         if size + n > SHARD_BYTES and shards[-1]:
             shards.append([])
@@ -68,7 +69,7 @@ def main(d, tokens=64):
         file = f"model-{k + 1:05d}-of-{len(shards):05d}.safetensors"
         out = {}
         for name, shape in shard:
-            norm = name.endswith("norm.weight")
+            norm = name.endswith("norm.weight") or name.endswith(("norm1.weight", "norm2.weight", "ln_q.weight"))
             t = torch.ones(shape, dtype=torch.bfloat16) if norm else (torch.randn(shape) * 0.02).to(torch.bfloat16)
             if name.endswith(".bias"):
                 t.zero_()
@@ -79,12 +80,24 @@ def main(d, tokens=64):
         del out
     json.dump({"metadata": {"total_size": total}, "weight_map": weight_map},
               open(f"{d}/model.safetensors.index.json", "w"), indent=2)
+    return total, len(shards)
+
+
+def data_file(path):
+    """A layout-2 slimtrain data file of 4 classes, open for writing."""
+    f = h5py.File(path, "w")
+    f.attrs["format"] = "slimtrain"
+    f.attrs["format_version"] = 2
+    f.attrs["num_classes"] = 4
+    f.attrs["class_names"] = ["a", "b", "c", "d"]
+    return f
+
+
+def main(d, tokens=64):
+    tokens = int(tokens)
+    total, count = write_weights(d, CONFIG, tensors(CONFIG))
     rng = np.random.default_rng(0)
-    with h5py.File(f"{d}/text.h5", "w") as f:
-        f.attrs["format"] = "slimtrain"
-        f.attrs["format_version"] = 2
-        f.attrs["num_classes"] = 4
-        f.attrs["class_names"] = ["a", "b", "c", "d"]
+    with data_file(f"{d}/text.h5") as f:
         for split, n in (("train", 16), ("test", 4)):
             ids = f.create_group(f"{split}/inputs/input_ids")
             ids.create_dataset("values", data=rng.integers(8, 150000, n * tokens).astype(np.int64))
@@ -92,7 +105,7 @@ def main(d, tokens=64):
             ids.attrs["vocab_size"] = CONFIG["vocab_size"]
             ids.attrs["pad_id"] = 151643
             f[split].create_dataset("y", data=rng.integers(0, 4, n).astype(np.int64))
-    print(f"Qwen2.5-7B: {total / 2 / 1e9:.2f}B parameters in {len(shards)} bf16 shards, {total / 1e9:.1f} GB")
+    print(f"Qwen2.5-7B: {total / 2 / 1e9:.2f}B parameters in {count} bf16 shards, {total / 1e9:.1f} GB")
 
 
 if __name__ == "__main__":
