@@ -154,8 +154,9 @@ bool parse_train_options(const std::vector<std::string>& args, train::TrainConfi
   one_of<std::string>("--tf32", c.tf32, {"on", "off"});
   one_of<std::string>("--weights", c.weights, {"fp32", "bf16"});
   if (c.weights == "bf16" && c.precision == "fp32")
-    SLIMTRAIN_THROW(ConfigError, "--weights bf16 needs --precision bf16 (or auto): the weights are "
-                                 "bfloat16 and the forward computes in it");
+    SLIMTRAIN_THROW(ConfigError,
+                    "--weights bf16 needs --precision bf16 (or auto): the weights are "
+                    "bfloat16 and the forward computes in it");
   one_of<std::string>("--memory-format", c.memory_format, {"auto", "contiguous", "channels-last"});
   one_of<std::string>("--max-pool", c.max_pool, {"own", "libtorch"});
   one_of<std::string>("--data-mode", c.data_mode, {"auto", "memory", "stream"});
