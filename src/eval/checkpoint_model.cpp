@@ -1,5 +1,6 @@
 #include "slimtrain/eval/checkpoint_model.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include "slimtrain/ckpt/torch_state.hpp"
 #include "slimtrain/core/error.hpp"
 #include "slimtrain/eval/pretrained_model.hpp"
+#include "slimtrain/model/bf16_weights.hpp"
 #include "slimtrain/model/deferred_weights.hpp"
 #include "slimtrain/model/hf/hf_model.hpp"
 #include "slimtrain/model/lora.hpp"
@@ -33,9 +35,13 @@ std::string follow_latest(const std::string& path) {
 
 void hold_in_bf16(torch::nn::Module& model) {
   torch::NoGradGuard no_grad;
-  for (torch::Tensor p : model.parameters())
-    if (p.is_floating_point() && p.scalar_type() != torch::kBFloat16)
+  const std::vector<torch::Tensor> float32 = model::float32_only_parameters(model);
+  for (torch::Tensor p : model.parameters()) {
+    const bool kept = std::any_of(float32.begin(), float32.end(),
+                                  [&](const torch::Tensor& t) { return t.is_same(p); });
+    if (!kept && p.is_floating_point() && p.scalar_type() != torch::kBFloat16)
       p.set_data(p.to(torch::kBFloat16));
+  }
 }
 
 std::string resolve_checkpoint(const std::string& checkpoint) {

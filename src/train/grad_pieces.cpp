@@ -115,6 +115,8 @@ bool GradientSync::take_linear(const torch::Tensor& weight, const torch::Tensor&
     if (found == index_of_.end()) return false;  // a frozen bias: leave both to autograd
     b = found->second;
   }
+  // A bf16 weight's gradient goes to its master's float32 bucket through move_in, not here.
+  if (cast_[w->second] || (bias.defined() && cast_[b])) return false;
   torch::NoGradGuard no_grad;
   // Counted as they complete, as autograd's hooks would: the bias first (its bucket comes
   // first, parameters being bucketed in reverse), so a bucket it completes starts before the

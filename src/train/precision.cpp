@@ -39,7 +39,7 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
     SLIMTRAIN_THROW(ConfigError,
                     "--precision bf16: this CPU has no native bf16 (neither avx512_bf16 nor "
                     "amx_bf16 in /proc/cpuinfo's flags), so LibTorch would emulate it, slower "
-                    "than fp32; use --precision fp32 (or auto)");
+                    "than fp32; use --precision fp32");
   if (requested != "auto") return {requested, ""};
   if (!on_cpu) return {"fp32", "--precision auto: fp32 on GPUs, where bf16 has not been measured"};
   if (cpu == Bf16Support::none)

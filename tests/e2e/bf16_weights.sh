@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --weights bf16 (master_weights.hpp): an mlp and a cnn-small (with --grad-accum) trained at np 2 with their
 # weights in bfloat16 and float32 masters in the optimizer reach the accuracy of fp32 runs of the
-# same steps (within the tests' noise), a vit-tiny's loss follows fp32's; a run killed mid-way and resumed ends bit-identical to an
+# same steps (within the tests' noise), a vit-tiny's loss follows fp32's, a cnn-bn trains (its
+# BatchNorm weights kept float32); a run killed mid-way and resumed ends bit-identical to an
 # uninterrupted one (the checkpoints hold the float32 masters, not their bf16 rounding); the
 # options it cannot go with are exit 2 naming them.
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +63,14 @@ c16=$(accuracy C16) c32=$(accuracy C32)
 echo "  test accuracy: fp32 $c32, --weights bf16 $c16"
 check "  learns (accuracy above 0.8)" "$PY" -c "assert $c16 > 0.8"
 check "  as fp32 does (within 5 points)" "$PY" -c "assert abs($c16 - $c32) <= 0.05"
+
+# BatchNorm's weights stay float32 (LibTorch's batch_norm does not mix bf16 weights with its
+# float32 running statistics); the convolutions' are bf16. Its checkpoint evaluates in bf16 too.
+check "cnn-bn --weights bf16, 8 steps" expect_rc 0 train --model cnn-bn --batch-size 16 \
+  --max-steps 8 --eval-every 0 --checkpoint-every 0 --precision bf16 --weights bf16 --out BN --resume none
+check "  says what stays float32" contains "of BatchNorm layers stay float32"
+check "  eval --precision bf16 of its checkpoint" expect_rc 0 "$S" eval --data data.h5 --checkpoint BN \
+  --precision bf16 --threads 1
 
 # A transformer's layer norms and attention with bf16 weights: vit-tiny's training loss follows
 # fp32's (it does not generalise from these 512 samples in either precision).

@@ -45,7 +45,8 @@ CheckpointModel load_checkpoint_model(const std::string& dir, const data::Datase
                                       ckpt::VerifyDepth depth = ckpt::VerifyDepth::checksums,
                                       const std::string& model = "", bool bf16 = false);
 
-/** @brief Every floating parameter of `model` cast to bfloat16 in place (buffers stay). */
+/** @brief Every floating parameter of `model` cast to bfloat16 in place, but a BatchNorm's
+ * (model/bf16_weights.hpp); buffers stay. */
 void hold_in_bf16(torch::nn::Module& model);
 
 /** @brief The same without a data file: the input shape and classes recorded in the checkpoint. */

@@ -23,8 +23,10 @@ struct Session;
 class MasterWeights {
  public:
   /** @brief Masters copied from `params` (float32 as trained or loaded), then `params` made
-   * bfloat16 in place: modules keep the same parameter objects. */
-  explicit MasterWeights(std::vector<torch::Tensor> params);
+   * bfloat16 in place: modules keep the same parameter objects. A parameter in `float32` stays
+   * float32 and is its own master (a BatchNorm's: model/bf16_weights.hpp). */
+  explicit MasterWeights(std::vector<torch::Tensor> params,
+                         const std::vector<torch::Tensor>& float32 = {});
 
   /** @brief The float32 tensors the optimizer steps, one per parameter, in the same order. */
   const std::vector<torch::Tensor>& masters() const { return masters_; }
@@ -42,12 +44,13 @@ class MasterWeights {
    */
   void as_float32(const std::function<void()>& use);
 
-  /** @brief Bytes of the masters (4 per trained value). */
+  /** @brief Bytes of the masters (4 per trained value held in bf16). */
   std::uint64_t master_bytes() const;
 
  private:
   std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> masters_;
+  std::vector<char> kept_;  ///< per parameter: stays float32, its own master
 };
 
 /**
