@@ -30,8 +30,6 @@ class MasterWeights {
 
   /** @brief The float32 tensors the optimizer steps, one per parameter, in the same order. */
   const std::vector<torch::Tensor>& masters() const { return masters_; }
-  /** @brief The bf16 parameters of the model. */
-  const std::vector<torch::Tensor>& params() const { return params_; }
 
   /** @brief Casts every master into its parameter (after each optimizer step, and an undone one).
    */
